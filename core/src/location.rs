@@ -1,0 +1,897 @@
+//! The per-location state machine: delay (R1), compensated region times
+//! (R2), merges (R4-R6), the online critical path with shares and nets (R7),
+//! partial runs (R9) and snapshots (R10).
+//!
+//! # Time keeping
+//!
+//! Every event carries the measured time `t` of its clock read. The kernel
+//! keeps the delay `x` and the approximated time `a = t - x` of the last
+//! event. An action's calibrated cost is split around its clock read (R1):
+//! the part before it is added to `x` before `a(t)` is taken, the part after
+//! it once the event is done, so that the time between two clock reads,
+//! minus the overhead that fell between them, is the compensated time
+//! `dt = a(t') - a(t)` of R2.
+//!
+//! # Critical path bookkeeping
+//!
+//! `L`, the shares and the nets grow with `dt` while their region is (or
+//! is not) active (R7). Rather than touch `K` counters on every event, the
+//! state keeps a local compensated clock `clock` (the sum of every `dt`
+//! since the path started) and stores each value either frozen, or as an
+//! offset from `clock` while it grows — Hollingsworth's `funcLastTime`
+//! (003 Fig. 2, lines 5-6, 12-15, 35-41) generalised to shares, exclusive
+//! shares and nets. Enter and exit are O(1); only sends and merges, which
+//! must read or write all `K` values, are O(K).
+
+use core::fmt;
+
+use heapless::Vec;
+
+use crate::calibration::Calibration;
+use crate::exchange::Exchange;
+use crate::merge::{self, Dependency, Form};
+use crate::path::Snapshot;
+use crate::piggyback::{Flags, Piggyback};
+
+/// Slot value of a frame whose region is not selected.
+const NO_SLOT: u8 = u8::MAX;
+
+/// What kind of frame a region-stack entry is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[repr(u8)]
+pub enum FrameKind {
+    /// A code region: a procedure, a phase, an MPI call.
+    Region = 0,
+    /// A loop (R12: one record per loop).
+    Loop = 1,
+}
+
+/// The times of a region or loop instance that just ended (R2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Exited {
+    /// Region id, or loop id for [`FrameKind::Loop`].
+    pub region: u32,
+    /// Call site id.
+    pub site: u32,
+    /// Region or loop.
+    pub kind: FrameKind,
+    /// A recursive re-entry of a region already on the stack: it is folded
+    /// into the outermost frame (002 Fig. 11), and statistics skip it.
+    pub folded: bool,
+    /// Measured inclusive time `t1 - t0`.
+    pub measured_inclusive: u64,
+    /// Measured inclusive time minus that of the (unfolded) children.
+    pub measured_exclusive: u64,
+    /// Compensated inclusive time `(t1 - t0) - (x(t1) - x(t0))` (R2).
+    /// Negative means over-compensation; it is reported, never clamped.
+    pub inclusive: i64,
+    /// Compensated exclusive time: inclusive minus the compensated
+    /// inclusive times of the children (R2).
+    pub exclusive: i64,
+}
+
+/// The outcome of a merge (R4-R6).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Merged {
+    /// Measured wait `w = e - b`.
+    pub wait: u64,
+    /// Compensated wait `w' = w + x - x'` (R4): zero when the location
+    /// would not have waited, more than `w` when its delay shrank.
+    pub compensated_wait: i64,
+    /// Approximated end `a(e)` (R5).
+    pub approximated_end: i64,
+    /// Lower bound of `a(e)` (001 eq. 11); equal to the estimate when
+    /// every transfer was measured.
+    pub lower: i64,
+    /// Upper bound of `a(e)` (001 eq. 11).
+    pub upper: i64,
+    /// The dependency that determined `a(e)`; `None` if the location's own
+    /// begin did, i.e. it would not have waited.
+    pub determined_by: Option<usize>,
+    /// Latest approximated arrival `max_j (a_j + l_j)` over the
+    /// dependencies with timestamps, for wildcard-reorder detection (R11).
+    pub arrival: Option<i64>,
+    /// Transfer time that the critical path took over from a dependency,
+    /// attributed to the `(transfer)` pseudo-region (R7); 0 if the local
+    /// path won.
+    pub transfer: i64,
+}
+
+/// Critical-path collection state of a location (R9, 003 §2.3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub enum PathState {
+    /// Not started: sends data-less piggybacks, starts on the first merge
+    /// with critical-path data (003 §2.3 case 3) or when told.
+    Idle,
+    /// Collecting.
+    Active,
+    /// Stopped: values frozen, sends data-less piggybacks, ignores path data.
+    Stopped,
+}
+
+/// How a [`Location`] is set up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Config<const K: usize> {
+    /// The location's id; lower ids win critical-path ties (R7).
+    pub id: u32,
+    /// Merge form of the run (R4 or R5).
+    pub form: Form,
+    /// Calibrated action costs (R1).
+    pub calibration: Calibration,
+    /// Region ids of the `K` selected regions whose shares and nets are kept.
+    pub selected: [u32; K],
+    /// Whether critical-path collection starts with the location.
+    pub path: PathState,
+}
+
+impl<const K: usize> Config<K> {
+    /// A timestamped location with no instrumentation cost, collecting the
+    /// critical path of `selected` from the start.
+    pub const fn new(id: u32, selected: [u32; K]) -> Self {
+        Config {
+            id,
+            form: Form::Timestamped,
+            calibration: Calibration::ZERO,
+            selected,
+            path: PathState::Active,
+        }
+    }
+
+    /// The same configuration with another merge form.
+    #[must_use]
+    pub const fn form(mut self, form: Form) -> Self {
+        self.form = form;
+        self
+    }
+
+    /// The same configuration with other calibrated costs.
+    #[must_use]
+    pub const fn calibration(mut self, calibration: Calibration) -> Self {
+        self.calibration = calibration;
+        self
+    }
+
+    /// The same configuration with another initial path state.
+    #[must_use]
+    pub const fn path(mut self, path: PathState) -> Self {
+        self.path = path;
+        self
+    }
+}
+
+/// A kernel call the state machine refused; the state is unchanged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KernelError {
+    /// A measured time earlier than the previous event's.
+    TimeWentBackwards {
+        /// The previous event's measured time.
+        previous: u64,
+        /// The time passed now.
+        now: u64,
+    },
+    /// A merge whose end is before its begin.
+    EndBeforeBegin {
+        /// Merge begin.
+        begin: u64,
+        /// Merge end.
+        end: u64,
+    },
+    /// An exit with no open region or loop.
+    ExitWithoutEnter {
+        /// The region (or loop) id passed to the exit.
+        region: u32,
+    },
+    /// An exit of another region than the innermost open one.
+    ExitMismatch {
+        /// The innermost open region (or loop).
+        open: u32,
+        /// The region (or loop) id passed to the exit.
+        exited: u32,
+    },
+}
+
+impl fmt::Display for KernelError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            KernelError::TimeWentBackwards { previous, now } => write!(
+                f,
+                "measured time went backwards: {now} ns after an event at {previous} ns"
+            ),
+            KernelError::EndBeforeBegin { begin, end } => {
+                write!(f, "merge ends at {end} ns, before it began at {begin} ns")
+            }
+            KernelError::ExitWithoutEnter { region } => {
+                write!(f, "exit of region {region} with no region open")
+            }
+            KernelError::ExitMismatch { open, exited } => write!(
+                f,
+                "exit of region {exited} while region {open} is the innermost open one"
+            ),
+        }
+    }
+}
+
+impl core::error::Error for KernelError {}
+
+/// Over-compensation seen on a location: intervals whose compensated
+/// length came out negative because the calibrated costs exceed the real
+/// ones. Reported, never clamped.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct Overcompensation {
+    /// Number of negative intervals.
+    pub count: u64,
+    /// Their sum (zero or negative), in ns.
+    pub total: i64,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Frame {
+    region: u32,
+    site: u32,
+    kind: FrameKind,
+    slot: u8,
+    folded: bool,
+    start_measured: u64,
+    start_approximated: i64,
+    child_measured: u64,
+    child_compensated: i64,
+}
+
+/// One location's kernel: a thread or an MPI rank.
+///
+/// `K` is the number of selected regions, `D` the capacity of the region
+/// stack (deeper frames are counted in [`Location::lost_frames`], not kept).
+#[derive(Clone, Debug)]
+pub struct Location<const K: usize, const D: usize> {
+    id: u32,
+    form: Form,
+    calibration: Calibration,
+    selected: [u32; K],
+    delay: u64,
+    last_measured: u64,
+    last_approximated: i64,
+    path_state: PathState,
+    /// Sum of non-waiting compensated time since the path started.
+    clock: i64,
+    /// `L = clock + longest` while active.
+    longest: i64,
+    transfer: i64,
+    /// Offset from `clock` while the region is active, frozen value otherwise.
+    inclusive: [i64; K],
+    /// Offset from `clock` while the region is on top, frozen value otherwise.
+    exclusive: [i64; K],
+    /// Offset from `clock` while the region is NOT active, frozen otherwise.
+    net: [i64; K],
+    active: [u32; K],
+    stack: Vec<Frame, D>,
+    lost_frames: u64,
+    lost_open: u32,
+    overcompensation: Overcompensation,
+}
+
+impl<const K: usize, const D: usize> Location<K, D> {
+    /// A location whose execution begins at measured time `start`, with no
+    /// delay yet.
+    pub fn new(config: Config<K>, start: u64) -> Self {
+        Location {
+            id: config.id,
+            form: config.form,
+            calibration: config.calibration,
+            selected: config.selected,
+            delay: 0,
+            last_measured: start,
+            last_approximated: start as i64,
+            path_state: config.path,
+            clock: 0,
+            longest: 0,
+            transfer: 0,
+            inclusive: [0; K],
+            exclusive: [0; K],
+            net: [0; K],
+            active: [0; K],
+            stack: Vec::new(),
+            lost_frames: 0,
+            lost_open: 0,
+            overcompensation: Overcompensation::default(),
+        }
+    }
+
+    /// The location's id.
+    pub fn id(&self) -> u32 {
+        self.id
+    }
+
+    /// The merge form.
+    pub fn form(&self) -> Form {
+        self.form
+    }
+
+    /// The calibrated costs.
+    pub fn calibration(&self) -> &Calibration {
+        &self.calibration
+    }
+
+    /// Current delay `x` (after the last event's costs).
+    pub fn delay(&self) -> u64 {
+        self.delay
+    }
+
+    /// Measured time of the last event.
+    pub fn last_measured(&self) -> u64 {
+        self.last_measured
+    }
+
+    /// Approximated time `a = t - x` of the last event's clock read.
+    pub fn last_approximated(&self) -> i64 {
+        self.last_approximated
+    }
+
+    /// Critical-path collection state (R9).
+    pub fn path_state(&self) -> PathState {
+        self.path_state
+    }
+
+    /// Open frames (regions and loops), including those beyond capacity.
+    pub fn depth(&self) -> usize {
+        self.stack.len() + self.lost_open as usize
+    }
+
+    /// Frames that did not fit in the stack of capacity `D` (R12: counted,
+    /// never a panic).
+    pub fn lost_frames(&self) -> u64 {
+        self.lost_frames
+    }
+
+    /// Negative compensated intervals seen so far.
+    pub fn overcompensation(&self) -> Overcompensation {
+        self.overcompensation
+    }
+
+    /// Selected slot of `region`, if it is one of the `K` selected regions.
+    #[inline]
+    pub fn slot_of(&self, region: u32) -> Option<usize> {
+        self.selected.iter().position(|&r| r == region)
+    }
+
+    // ----- time keeping (R1, R2) -------------------------------------------
+
+    #[inline]
+    fn check_time(&self, t: u64) -> Result<(), KernelError> {
+        if t < self.last_measured {
+            return Err(KernelError::TimeWentBackwards {
+                previous: self.last_measured,
+                now: t,
+            });
+        }
+        Ok(())
+    }
+
+    /// Compensated time between the last event and a clock read at `t`
+    /// with delay `delay`: `dt = (t - x) - a_last` (R2).
+    #[inline]
+    fn interval(&self, t: u64, delay: u64) -> (i64, i64) {
+        let now = t as i64 - delay as i64;
+        (now, now - self.last_approximated)
+    }
+
+    /// Moves the location to a clock read at `t`, after the part `before`
+    /// of the action's cost that precedes the read (R1), and lets the path
+    /// grow by the compensated interval (R7). Returns `a(t)`.
+    #[inline]
+    fn advance(&mut self, t: u64, before: u64) -> i64 {
+        // R1: x += O(kind), the part before the clock read.
+        self.delay += before;
+        let (now, dt) = self.interval(t, self.delay);
+        if dt < 0 {
+            self.overcompensation.count += 1;
+            self.overcompensation.total += dt;
+        }
+        // R7: non-waiting compensated time adds to L (and, lazily, to the
+        // shares of active regions and the nets of inactive ones).
+        if self.path_state == PathState::Active {
+            self.clock += dt;
+        }
+        self.last_approximated = now;
+        self.last_measured = t;
+        now
+    }
+
+    /// Adds a directly measured instrumentation cost (a buffer flush, a
+    /// calibration pause) to the delay (R1).
+    pub fn on_overhead(&mut self, duration: u64) {
+        // R1: costs measured directly add their measured length.
+        self.delay += duration;
+    }
+
+    // ----- regions (R2, R7) ------------------------------------------------
+
+    /// Enters region `region` (called from call site `site`) at measured time `t`.
+    pub fn on_enter(&mut self, region: u32, site: u32, t: u64) -> Result<(), KernelError> {
+        self.enter(region, site, FrameKind::Region, t)
+    }
+
+    /// Enters loop `id` at measured time `t` (R12: one record per loop).
+    pub fn on_loop_enter(&mut self, id: u32, site: u32, t: u64) -> Result<(), KernelError> {
+        self.enter(id, site, FrameKind::Loop, t)
+    }
+
+    /// Exits region `region` at measured time `t`; returns its times (R2),
+    /// or `None` when the frame was beyond the stack's capacity.
+    pub fn on_exit(&mut self, region: u32, t: u64) -> Result<Option<Exited>, KernelError> {
+        self.exit(region, FrameKind::Region, t)
+    }
+
+    /// Exits loop `id` at measured time `t`.
+    pub fn on_loop_exit(&mut self, id: u32, t: u64) -> Result<Option<Exited>, KernelError> {
+        self.exit(id, FrameKind::Loop, t)
+    }
+
+    fn enter(
+        &mut self,
+        region: u32,
+        site: u32,
+        kind: FrameKind,
+        t: u64,
+    ) -> Result<(), KernelError> {
+        self.check_time(t)?;
+        let cost = self.calibration.enter;
+        // R1: the part of the enter before its clock read is the parent's.
+        let now = self.advance(t, cost.outside());
+        if self.lost_open > 0 || self.stack.is_full() {
+            // R12: bounded memory; the frame is counted, not kept.
+            self.lost_open += 1;
+            self.lost_frames += 1;
+        } else {
+            // 002 Fig. 11: a region already on the stack is a recursive call;
+            // it folds into the outermost frame, as if the call did not exist.
+            let folded = kind == FrameKind::Region
+                && self
+                    .stack
+                    .iter()
+                    .any(|f| f.kind == FrameKind::Region && f.region == region);
+            let slot = match kind {
+                FrameKind::Region => self.slot_of(region).map_or(NO_SLOT, |s| s as u8),
+                FrameKind::Loop => NO_SLOT,
+            };
+            let previous_top = self.top_slot();
+            let frame = Frame {
+                region,
+                site,
+                kind,
+                slot,
+                folded,
+                start_measured: t,
+                start_approximated: now,
+                child_measured: 0,
+                child_compensated: 0,
+            };
+            // Capacity was checked above; a failed push cannot happen.
+            let _ = self.stack.push(frame);
+            self.switch_top(previous_top, slot);
+            if slot != NO_SLOT {
+                self.activate(usize::from(slot));
+            }
+        }
+        // R1: the part after the clock read is inside the region (R2).
+        self.delay += cost.inside;
+        Ok(())
+    }
+
+    fn exit(
+        &mut self,
+        region: u32,
+        kind: FrameKind,
+        t: u64,
+    ) -> Result<Option<Exited>, KernelError> {
+        self.check_time(t)?;
+        if self.lost_open == 0 {
+            match self.stack.last() {
+                None => return Err(KernelError::ExitWithoutEnter { region }),
+                Some(f) if f.region != region || f.kind != kind => {
+                    return Err(KernelError::ExitMismatch {
+                        open: f.region,
+                        exited: region,
+                    });
+                }
+                Some(_) => {}
+            }
+        }
+        let cost = self.calibration.exit;
+        // R1: the part of the exit before its clock read is inside the region.
+        let now = self.advance(t, cost.inside);
+        let exited = if self.lost_open > 0 {
+            self.lost_open -= 1;
+            None
+        } else {
+            self.stack.pop().map(|f| {
+                let new_top = self.top_slot();
+                if f.slot != NO_SLOT {
+                    self.deactivate(usize::from(f.slot));
+                }
+                self.switch_top(f.slot, new_top);
+                let measured_inclusive = t - f.start_measured;
+                // R2: (t1 - t0) - (x(t1) - x(t0)) = a(t1) - a(t0)
+                let inclusive = now - f.start_approximated;
+                if let Some(parent) = self.stack.last_mut() {
+                    if f.folded {
+                        // 002 Fig. 11: the folded call does not exist; its
+                        // children are the parent's children.
+                        parent.child_measured += f.child_measured;
+                        parent.child_compensated += f.child_compensated;
+                    } else {
+                        parent.child_measured += measured_inclusive;
+                        parent.child_compensated += inclusive;
+                    }
+                }
+                Exited {
+                    region: f.region,
+                    site: f.site,
+                    kind: f.kind,
+                    folded: f.folded,
+                    measured_inclusive,
+                    measured_exclusive: measured_inclusive.saturating_sub(f.child_measured),
+                    inclusive,
+                    // R2: exclusive = inclusive - children's compensated inclusive
+                    exclusive: inclusive - f.child_compensated,
+                }
+            })
+        };
+        // R1: the rest of the exit is the parent's.
+        self.delay += cost.outside();
+        Ok(exited)
+    }
+
+    #[inline]
+    fn top_slot(&self) -> u8 {
+        self.stack.last().map_or(NO_SLOT, |f| f.slot)
+    }
+
+    /// R7 exclusive shares: only the region on top of the stack grows.
+    #[inline]
+    fn switch_top(&mut self, from: u8, to: u8) {
+        if from == to {
+            return;
+        }
+        if from != NO_SLOT {
+            let k = usize::from(from);
+            self.exclusive[k] += self.clock; // freeze
+        }
+        if to != NO_SLOT {
+            let k = usize::from(to);
+            self.exclusive[k] -= self.clock; // start growing
+        }
+    }
+
+    /// R7: region `k` becomes active: its share starts growing, its net
+    /// stops (003 Fig. 2 l.35-38: `if funcActive is one, funcLastTime = now`).
+    #[inline]
+    fn activate(&mut self, k: usize) {
+        if self.active[k] == 0 {
+            self.inclusive[k] -= self.clock;
+            self.net[k] += self.clock;
+        }
+        self.active[k] += 1;
+    }
+
+    /// R7: region `k` is left by its outermost frame (003 Fig. 2 l.39-41).
+    #[inline]
+    fn deactivate(&mut self, k: usize) {
+        self.active[k] -= 1;
+        if self.active[k] == 0 {
+            self.inclusive[k] += self.clock;
+            self.net[k] -= self.clock;
+        }
+    }
+
+    // ----- critical path values (R7, R9, R10) -------------------------------
+
+    /// The path values at local compensated clock `clock`.
+    fn path_at(&self, clock: i64) -> Snapshot<K> {
+        let top = self.top_slot();
+        let mut s = Snapshot {
+            location: self.id,
+            active: self.path_state == PathState::Active,
+            longest: clock + self.longest,
+            transfer: self.transfer,
+            inclusive: self.inclusive,
+            exclusive: self.exclusive,
+            net: self.net,
+        };
+        for k in 0..K {
+            if self.active[k] > 0 {
+                s.inclusive[k] += clock;
+            } else {
+                s.net[k] += clock;
+            }
+        }
+        if top != NO_SLOT {
+            s.exclusive[usize::from(top)] += clock;
+        }
+        s
+    }
+
+    /// Stores materialised path values back in the lazy representation.
+    fn set_path(&mut self, s: &Snapshot<K>) {
+        let clock = self.clock;
+        let top = self.top_slot();
+        self.longest = s.longest - clock;
+        self.transfer = s.transfer;
+        self.inclusive = s.inclusive;
+        self.exclusive = s.exclusive;
+        self.net = s.net;
+        for k in 0..K {
+            if self.active[k] > 0 {
+                self.inclusive[k] -= clock;
+            } else {
+                self.net[k] -= clock;
+            }
+        }
+        if top != NO_SLOT {
+            self.exclusive[usize::from(top)] -= clock;
+        }
+    }
+
+    /// The location's `(L, s, n)` at its last event, for a monitor (R10).
+    pub fn snapshot(&self) -> Snapshot<K> {
+        self.path_at(self.clock)
+    }
+
+    /// Starts critical-path collection at `t` with an empty path (R9, 003
+    /// §2.3: the start node precedes the first selected event).
+    pub fn start_path(&mut self, t: u64) -> Result<(), KernelError> {
+        self.check_time(t)?;
+        self.advance(t, 0);
+        self.begin_path();
+        Ok(())
+    }
+
+    fn begin_path(&mut self) {
+        self.path_state = PathState::Active;
+        let mut zero = Snapshot::ZERO;
+        zero.location = self.id;
+        self.set_path(&zero);
+    }
+
+    /// Stops critical-path collection at `t`: values freeze, later sends
+    /// are data-less (R9).
+    pub fn stop_path(&mut self, t: u64) -> Result<(), KernelError> {
+        self.check_time(t)?;
+        self.advance(t, 0);
+        self.path_state = PathState::Stopped;
+        Ok(())
+    }
+
+    // ----- releases (R3) ----------------------------------------------------
+
+    /// The record a release at `t` would carry, without changing the state:
+    /// for the entry record of an n-to-n collective (R6), which is combined
+    /// before [`Location::on_collective`] completes the event at the same `t`.
+    pub fn peek(&self, t: u64) -> Piggyback<K> {
+        let t = t.max(self.last_measured);
+        let (now, dt) = self.interval(t, self.delay);
+        let clock = if self.path_state == PathState::Active {
+            self.clock + dt
+        } else {
+            self.clock
+        };
+        self.record(now, clock)
+    }
+
+    fn record(&self, now: i64, clock: i64) -> Piggyback<K> {
+        let mut flags = Flags::DELAY;
+        if self.form == Form::Timestamped {
+            flags = flags.with(Flags::TIMESTAMP);
+        }
+        let mut p = Piggyback {
+            flags,
+            location: self.id,
+            delay: self.delay,
+            approximated: now,
+            ..Piggyback::EMPTY
+        };
+        // R9: a stopped or not-yet-started location sends no path data.
+        if self.path_state == PathState::Active {
+            let s = self.path_at(clock);
+            p.flags = p.flags.with(Flags::PATH);
+            p.longest = s.longest;
+            p.transfer = s.transfer;
+            p.inclusive = s.inclusive;
+            p.exclusive = s.exclusive;
+            p.net = s.net;
+        }
+        p
+    }
+
+    /// A release at measured time `t` — send, unlock, barrier arrival,
+    /// enqueue, spawn, thread end: returns the piggyback it carries (R3).
+    pub fn on_release(&mut self, t: u64) -> Result<Piggyback<K>, KernelError> {
+        self.check_time(t)?;
+        let now = self.advance(t, 0);
+        let record = self.record(now, self.clock);
+        // R1: packing the piggyback is an instrumentation action.
+        self.delay += self.calibration.send;
+        Ok(record)
+    }
+
+    // ----- merges (R4, R5, R6, R7) ------------------------------------------
+
+    /// A merge that blocked from `begin` to `end` on `deps` — receive end,
+    /// wait completion, lock acquired, dequeue, join (R4, R5; R6 n-to-1 and
+    /// 1-to-n receivers).
+    pub fn on_merge(
+        &mut self,
+        begin: u64,
+        end: u64,
+        deps: &[Dependency<'_, K>],
+    ) -> Result<Merged, KernelError> {
+        self.check_time(begin)?;
+        if end < begin {
+            return Err(KernelError::EndBeforeBegin { begin, end });
+        }
+        let at_begin = self.advance(begin, 0);
+        let approx = merge::approximate(self.form, begin, end, self.delay, deps);
+        Ok(self.complete(begin, end, at_begin, &approx, deps))
+    }
+
+    /// The start of a location created by another — a spawned thread: its
+    /// first point merges the creator's release, and its own start imposes
+    /// nothing (R8: spawn is a release that the child's start merges).
+    pub fn on_start(&mut self, t: u64, parent: &Dependency<'_, K>) -> Result<Merged, KernelError> {
+        self.check_time(t)?;
+        let at_begin = self.advance(t, 0);
+        let deps = core::slice::from_ref(parent);
+        // The child did not exist before: only the creator decides a(t).
+        let approx = if parent.piggyback.flags.contains(Flags::DELAY) {
+            merge::approximate_from(self.form, None, t, t, deps)
+        } else {
+            merge::approximate(self.form, t, t, self.delay, deps)
+        };
+        Ok(self.complete(t, t, at_begin, &approx, deps))
+    }
+
+    fn complete(
+        &mut self,
+        begin: u64,
+        end: u64,
+        at_begin: i64,
+        approx: &merge::Approximation,
+        deps: &[Dependency<'_, K>],
+    ) -> Merged {
+        let approximated_end = approx.end;
+        // R5: x' = e - a(e); R4: w' = w + x - x' = a(e) - a(b).
+        self.delay = (end as i64 - approximated_end).max(0) as u64;
+        let mut arrival = None;
+        for dep in deps {
+            let p = dep.piggyback;
+            if p.flags.contains(Flags::DELAY) && p.flags.contains(Flags::TIMESTAMP) {
+                let l = merge::transfer(begin, end, p.measured(), dep.model, dep.copy);
+                let a = p.approximated + l.estimate;
+                arrival = Some(arrival.map_or(a, |b: i64| b.max(a)));
+            }
+        }
+        let form = self.form;
+        let transfer = self.merge_paths(deps.iter().filter_map(|dep| {
+            let path = Snapshot::of_piggyback(dep.piggyback)?;
+            // R7: l_j is 0 in the delay-only form (Hollingsworth) and the
+            // R5 transfer estimate otherwise.
+            Some((path, merge::path_transfer(form, begin, end, dep)))
+        }));
+        self.last_approximated = approximated_end;
+        self.last_measured = end;
+        // R1: unpacking and merging is an instrumentation action.
+        self.delay += self.calibration.merge;
+        Merged {
+            wait: end - begin,
+            compensated_wait: approximated_end - at_begin,
+            approximated_end,
+            lower: approx.lower,
+            upper: approx.upper,
+            determined_by: approx.determined_by,
+            arrival,
+            transfer,
+        }
+    }
+
+    /// R7 at a merge: `L' = max(L, max_j (L_j + l_j))` with the shares of
+    /// the winner, and `n'[k] = max(n[k], max_j (n_j[k] + l_j))` for each k
+    /// independently (003 Fig. 2 l.23-25; Fig. 4 l.6-9). Returns the
+    /// transfer time taken over from the winning dependency.
+    fn merge_paths<I>(&mut self, incoming: I) -> i64
+    where
+        I: Iterator<Item = (Snapshot<K>, i64)>,
+    {
+        let mut local: Option<Snapshot<K>> = None;
+        let mut taken = 0;
+        for (mut path, l) in incoming {
+            match self.path_state {
+                // R9, 003 §2.3 case 3: path data reaching an idle location starts it.
+                PathState::Idle => self.begin_path(),
+                PathState::Active => {}
+                // R9: a stopped location ignores path data.
+                PathState::Stopped => return 0,
+            }
+            let current = local.get_or_insert_with(|| self.path_at(self.clock));
+            path.longest += l;
+            path.transfer += l;
+            for k in 0..K {
+                path.net[k] += l;
+                current.net[k] = current.net[k].max(path.net[k]);
+            }
+            if path.beats(current) {
+                let nets = current.net;
+                *current = Snapshot {
+                    net: nets,
+                    location: current.location,
+                    ..path
+                };
+                taken = l;
+            }
+        }
+        if let Some(mut s) = local {
+            s.location = self.id;
+            self.set_path(&s);
+        }
+        taken
+    }
+
+    /// Completes an n-to-n collective (barrier, allreduce, allgather,
+    /// alltoall) that blocked from `begin` to `end`, given the reduction of
+    /// every participant's entry record, this location's included (R6).
+    ///
+    /// Timestamped (001 eq. 13): `a(e) = max_j (b_j - x_j) + (e - max_j b_j)`,
+    /// the latest approximated entry plus the synchronisation time measured
+    /// after the latest measured entry. Delay-only: `x' = min_j (x_j + w_j)
+    /// - min_j w_j`, exact when every participant leaves the synchronisation
+    /// the same time after the last arrival.
+    pub fn on_collective(
+        &mut self,
+        begin: u64,
+        end: u64,
+        exchange: &Exchange<K>,
+    ) -> Result<Merged, KernelError> {
+        self.check_time(begin)?;
+        if end < begin {
+            return Err(KernelError::EndBeforeBegin { begin, end });
+        }
+        let at_begin = self.advance(begin, 0);
+        let unchanged = end as i64 - self.delay as i64;
+        let (approximated_end, sync) = if !exchange.flags.contains(Flags::DELAY) {
+            // R3: nobody carried a delay; the state is unchanged.
+            (unchanged, 0)
+        } else if self.form == Form::Timestamped && exchange.flags.contains(Flags::TIMESTAMP) {
+            // 001 eq. 13: exit_a^i = enter_a^k + (exit_m^i - enter_m^j)
+            let sync = end as i64 - exchange.max_measured;
+            ((exchange.max_approximated + sync).max(at_begin), sync)
+        } else {
+            // R6 delay-only: x' = min_j (x_j + w_j) - S, S = min_j w_j
+            let delay = exchange
+                .min_delay_plus_wait
+                .saturating_sub(exchange.min_wait);
+            ((end as i64 - delay as i64).max(at_begin), 0)
+        };
+        let transfer = if exchange.flags.contains(Flags::PATH) {
+            // R7: the exit follows every arrival; the synchronisation time
+            // is the (transfer) of the timestamped form.
+            self.merge_paths(core::iter::once((exchange.path, sync)))
+        } else {
+            0
+        };
+        self.delay = (end as i64 - approximated_end).max(0) as u64;
+        self.last_approximated = approximated_end;
+        self.last_measured = end;
+        self.delay += self.calibration.merge;
+        Ok(Merged {
+            wait: end - begin,
+            compensated_wait: approximated_end - at_begin,
+            approximated_end,
+            lower: approximated_end,
+            upper: approximated_end,
+            determined_by: None,
+            arrival: None,
+            transfer,
+        })
+    }
+}

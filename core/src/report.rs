@@ -1,0 +1,762 @@
+//! The report data model every backend writes and the `heisen` CLI reads:
+//! a run header, the region names, and one record per location with its
+//! compensated times (R2, R4, R5), critical path (R7), bounded statistics
+//! (R12) and reorderings (R11).
+//!
+//! The types here are the elements of the report file; with the `serde`
+//! feature they serialise without allocating (`heapless::Vec` and
+//! `heapless::String` with heapless's serde support). A report file is one
+//! JSON object
+//!
+//! ```text
+//! { "header": RunHeader, "regions": [RegionName, ...], "locations": [LocationReport, ...] }
+//! ```
+//!
+//! which [`ReportFile`] writes from borrowed slices; backends with `std`
+//! read it back into their own struct with `Vec` fields of these element
+//! types. `docs/report.md` documents every field with its unit and sign.
+//! All times are integer nanoseconds.
+
+use heapless::{String, Vec};
+
+use crate::merge::Form;
+use crate::path::Snapshot;
+use crate::stats::{CommKey, CommRecord, LoopRecord, Profile, RegionKey, RegionRecord};
+
+/// Version of the report format written in [`RunHeader::version`].
+pub const VERSION: u32 = 1;
+
+/// Tool name written in [`RunHeader::tool`].
+pub const TOOL: &str = "heisen";
+
+/// Longest region name, in bytes.
+pub const REGION_NAME_LEN: usize = 64;
+
+/// Longest location name, in bytes.
+pub const LOCATION_NAME_LEN: usize = 32;
+
+/// Longest backend or tool name, in bytes.
+pub const BACKEND_LEN: usize = 16;
+
+/// Why a report value could not be built or was not accepted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ReportError {
+    /// A name is longer than its fixed capacity.
+    NameTooLong,
+    /// More selected regions than the report has room for (`K`).
+    TooManySelected,
+    /// The header names another tool than [`TOOL`].
+    ForeignTool,
+    /// The header has a format version this code does not read.
+    UnsupportedVersion(u32),
+}
+
+impl core::fmt::Display for ReportError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            ReportError::NameTooLong => f.write_str("name longer than its fixed capacity"),
+            ReportError::TooManySelected => {
+                f.write_str("more selected regions than the report holds")
+            }
+            ReportError::ForeignTool => f.write_str("report was not written by heisen"),
+            ReportError::UnsupportedVersion(v) => {
+                write!(f, "unsupported report version {v} (expected {VERSION})")
+            }
+        }
+    }
+}
+
+impl core::error::Error for ReportError {}
+
+/// A fixed-capacity copy of `s`, or [`ReportError::NameTooLong`].
+fn bounded<const N: usize>(s: &str) -> Result<String<N>, ReportError> {
+    String::try_from(s).map_err(|_| ReportError::NameTooLong)
+}
+
+/// The longest prefix of `s` that fits in `N` bytes, cut at a character
+/// boundary, for backends that prefer a shortened name to an error.
+pub fn truncated<const N: usize>(s: &str) -> String<N> {
+    let mut end = s.len().min(N);
+    while !s.is_char_boundary(end) {
+        end -= 1; // terminates: 0 is always a boundary
+    }
+    let mut out = String::new();
+    // Cannot fail: `end <= N` bytes.
+    let _ = out.push_str(&s[..end]);
+    out
+}
+
+/// A region id and its name, as listed in the file's `regions` array and
+/// the header's `selected` array.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct RegionName {
+    /// Region id, as in [`RegionEntry::region`].
+    pub id: u32,
+    /// Region name, at most [`REGION_NAME_LEN`] bytes.
+    pub name: String<REGION_NAME_LEN>,
+}
+
+impl RegionName {
+    /// Region `id` called `name`; fails when `name` is too long.
+    pub fn new(id: u32, name: &str) -> Result<Self, ReportError> {
+        Ok(RegionName {
+            id,
+            name: bounded(name)?,
+        })
+    }
+}
+
+/// What the whole run shares: format version, tool, backend, merge form
+/// and the `K` regions selected for critical-path shares (R7).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct RunHeader<const K: usize> {
+    /// Report format version, [`VERSION`].
+    pub version: u32,
+    /// Tool name, [`TOOL`].
+    pub tool: String<BACKEND_LEN>,
+    /// Backend that wrote the report: `sim`, `shmem`, `mpi`, ...
+    pub backend: String<BACKEND_LEN>,
+    /// Merge form of the run (R4 or R5).
+    pub form: Form,
+    /// The selected regions, in share index order: entry `k` is the region
+    /// whose share is `inclusive[k]`, `exclusive[k]`, `net[k]` (R7).
+    pub selected: Vec<RegionName, K>,
+}
+
+impl<const K: usize> RunHeader<K> {
+    /// A header of the current version for `backend` and `form`, with no
+    /// region selected yet.
+    pub fn new(backend: &str, form: Form) -> Result<Self, ReportError> {
+        Ok(RunHeader {
+            version: VERSION,
+            tool: bounded(TOOL)?,
+            backend: bounded(backend)?,
+            form,
+            selected: Vec::new(),
+        })
+    }
+
+    /// Appends the next selected region (share index `selected.len()`).
+    pub fn select(&mut self, id: u32, name: &str) -> Result<(), ReportError> {
+        let region = RegionName::new(id, name)?;
+        self.selected
+            .push(region)
+            .map_err(|_| ReportError::TooManySelected)
+    }
+
+    /// Whether a header read from a file is one this code understands.
+    pub fn check(&self) -> Result<(), ReportError> {
+        if self.tool.as_str() != TOOL {
+            return Err(ReportError::ForeignTool);
+        }
+        if self.version != VERSION {
+            return Err(ReportError::UnsupportedVersion(self.version));
+        }
+        Ok(())
+    }
+}
+
+/// One region record with its key (R12, 002 §6.3 PROC record). Times in ns.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct RegionEntry {
+    /// Region id.
+    pub region: u32,
+    /// Call site id that entered the region.
+    pub site: u32,
+    /// Instances that ended (recursive re-entries folded, 002 Fig. 11).
+    pub count: u64,
+    /// Sum of measured inclusive times.
+    pub measured_inclusive: u64,
+    /// Sum of measured exclusive times.
+    pub measured_exclusive: u64,
+    /// Sum of compensated inclusive times (R2); negative is over-compensation.
+    pub inclusive: i64,
+    /// Sum of compensated exclusive times (R2); negative is over-compensation.
+    pub exclusive: i64,
+}
+
+impl From<(RegionKey, &RegionRecord)> for RegionEntry {
+    fn from((key, r): (RegionKey, &RegionRecord)) -> Self {
+        RegionEntry {
+            region: key.region,
+            site: key.site,
+            count: r.count,
+            measured_inclusive: r.measured_inclusive,
+            measured_exclusive: r.measured_exclusive,
+            inclusive: r.inclusive,
+            exclusive: r.exclusive,
+        }
+    }
+}
+
+/// One communication record with its key (R12, 002 §6.3 COM record).
+/// Times in ns.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct CommEntry {
+    /// Call site id of the communication call.
+    pub site: u32,
+    /// The other location: destination of a send, source of a receive.
+    pub peer: u32,
+    /// Calls.
+    pub count: u64,
+    /// Bytes transferred.
+    pub bytes: u64,
+    /// Sum of measured waits.
+    pub measured_wait: u64,
+    /// Sum of compensated waits (R4); negative is over-compensation.
+    pub compensated_wait: i64,
+    /// Sum of transfer estimates (R5).
+    pub transfer: i64,
+    /// Reordered wildcard matches (R11).
+    pub reorders: u64,
+}
+
+impl From<(CommKey, &CommRecord)> for CommEntry {
+    fn from((key, r): (CommKey, &CommRecord)) -> Self {
+        CommEntry {
+            site: key.site,
+            peer: key.peer,
+            count: r.count,
+            bytes: r.bytes,
+            measured_wait: r.measured_wait,
+            compensated_wait: r.compensated_wait,
+            transfer: r.transfer,
+            reorders: r.reorders,
+        }
+    }
+}
+
+/// One loop record with its id (R12, 002 §6.3 LOOP record). Times in ns.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct LoopEntry {
+    /// Loop id.
+    pub id: u32,
+    /// Loop instances that ended.
+    pub count: u64,
+    /// Sum of measured times.
+    pub measured: u64,
+    /// Sum of compensated times (R2); negative is over-compensation.
+    pub compensated: i64,
+}
+
+impl From<(u32, &LoopRecord)> for LoopEntry {
+    fn from((id, r): (u32, &LoopRecord)) -> Self {
+        LoopEntry {
+            id,
+            count: r.count,
+            measured: r.measured,
+            compensated: r.compensated,
+        }
+    }
+}
+
+/// A location's critical-path values `(L, s, n)` (R7, 003 §2). Share
+/// index `k` is the header's `selected[k]`. Times in ns.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct CriticalPath<const K: usize> {
+    /// Critical-path length `L`.
+    pub longest: i64,
+    /// Part of `L` spent in transfers, the `(transfer)` pseudo-region (R7).
+    pub transfer: i64,
+    /// Inclusive share `s[k]`: part of `L` while region `k` was active anywhere on the stack.
+    pub inclusive: Vec<i64, K>,
+    /// Exclusive share: part of `L` while region `k` was on top of the stack.
+    pub exclusive: Vec<i64, K>,
+    /// Net length `n[k]`: `L` with region `k` counted as zero (003 §2.2, zeroing).
+    pub net: Vec<i64, K>,
+}
+
+impl<const K: usize> CriticalPath<K> {
+    /// The values as plain arrays.
+    pub fn new(
+        longest: i64,
+        transfer: i64,
+        inclusive: [i64; K],
+        exclusive: [i64; K],
+        net: [i64; K],
+    ) -> Self {
+        CriticalPath {
+            longest,
+            transfer,
+            inclusive: Vec::from_array(inclusive),
+            exclusive: Vec::from_array(exclusive),
+            net: Vec::from_array(net),
+        }
+    }
+
+    /// The values of a snapshot, or `None` when the location never
+    /// collected critical-path data (R9).
+    pub fn of_snapshot(s: &Snapshot<K>) -> Option<Self> {
+        s.active
+            .then(|| CriticalPath::new(s.longest, s.transfer, s.inclusive, s.exclusive, s.net))
+    }
+}
+
+/// Records dropped because a fixed-capacity table was full (R12: overflow
+/// is counted and reported).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct OverflowCounts {
+    /// Region records dropped.
+    pub regions: u64,
+    /// Communication records dropped.
+    pub comms: u64,
+    /// Loop records dropped.
+    pub loops: u64,
+    /// Region-stack frames that did not fit on the location's stack.
+    pub frames: u64,
+    /// Wildcard matches at call sites the reorder detector had no room for
+    /// (R11 checks skipped).
+    pub sites: u64,
+}
+
+/// Intervals whose compensated time came out negative (R2: reported, never
+/// clamped).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct Overcompensation {
+    /// How many intervals were negative.
+    pub count: u64,
+    /// Sum of those negative lengths, ns (`<= 0`).
+    pub total: i64,
+}
+
+/// The plain per-location values [`LocationReport::from_profile`] takes
+/// besides the statistics tables.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LocationValues<'a, const K: usize> {
+    /// Location id (rank, thread index).
+    pub location: u32,
+    /// Human-readable name, at most [`LOCATION_NAME_LEN`] bytes.
+    pub name: Option<&'a str>,
+    /// Merge form used at this location.
+    pub form: Form,
+    /// Measured end time `t`.
+    pub measured_end: u64,
+    /// Approximated end time `a = t - x`.
+    pub approximated_end: i64,
+    /// Final delay `x`.
+    pub delay: u64,
+    /// Critical-path values, `None` if never collected (R9).
+    pub critical_path: Option<CriticalPath<K>>,
+    /// Region-stack frames dropped because the stack was full.
+    pub frames_dropped: u64,
+    /// Wildcard matches whose site the reorder detector could not track.
+    pub sites_dropped: u64,
+    /// Negative compensated intervals.
+    pub overcompensation: Overcompensation,
+}
+
+/// Everything one location reports. `K` selected regions, at most `R`
+/// region, `C` communication and `L` loop entries. Times in ns.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct LocationReport<const K: usize, const R: usize, const C: usize, const L: usize> {
+    /// Location id (rank, thread index).
+    pub location: u32,
+    /// Human-readable name, if any.
+    pub name: Option<String<LOCATION_NAME_LEN>>,
+    /// Merge form used at this location (R4 delay-only or R5 timestamped).
+    pub form: Form,
+    /// Measured end time `t`.
+    pub measured_end: u64,
+    /// Approximated end time `a = t - x` (R4, R5); `measured_end - delay`.
+    pub approximated_end: i64,
+    /// Final delay `x >= 0`.
+    pub delay: u64,
+    /// Critical-path values (R7), `None` when never collected (R9).
+    pub critical_path: Option<CriticalPath<K>>,
+    /// Region records (R12).
+    pub regions: Vec<RegionEntry, R>,
+    /// Communication records (R12).
+    pub comms: Vec<CommEntry, C>,
+    /// Loop records (R12).
+    pub loops: Vec<LoopEntry, L>,
+    /// Records dropped because a table was full (R12).
+    pub overflow: OverflowCounts,
+    /// Negative compensated intervals (R2).
+    pub overcompensation: Overcompensation,
+}
+
+impl<const K: usize, const R: usize, const C: usize, const L: usize> LocationReport<K, R, C, L> {
+    /// The report of one location from its statistics tables and final
+    /// values. Fails only when the name is too long.
+    pub fn from_profile(
+        values: LocationValues<'_, K>,
+        profile: &Profile<R, C, L>,
+    ) -> Result<Self, ReportError> {
+        let name = match values.name {
+            Some(n) => Some(bounded(n)?),
+            None => None,
+        };
+        let dropped = profile.overflow();
+        let mut overflow = OverflowCounts {
+            regions: dropped.regions,
+            comms: dropped.comms,
+            loops: dropped.loops,
+            frames: values.frames_dropped,
+            sites: values.sites_dropped,
+        };
+        // The tables hold at most R, C, L records, so every push fits; a
+        // failed push would still be counted, never a panic (R12).
+        let mut regions = Vec::new();
+        for entry in profile.regions() {
+            if regions.push(RegionEntry::from(entry)).is_err() {
+                overflow.regions = overflow.regions.saturating_add(1);
+            }
+        }
+        let mut comms = Vec::new();
+        for entry in profile.comms() {
+            if comms.push(CommEntry::from(entry)).is_err() {
+                overflow.comms = overflow.comms.saturating_add(1);
+            }
+        }
+        let mut loops = Vec::new();
+        for entry in profile.loops() {
+            if loops.push(LoopEntry::from(entry)).is_err() {
+                overflow.loops = overflow.loops.saturating_add(1);
+            }
+        }
+        Ok(LocationReport {
+            location: values.location,
+            name,
+            form: values.form,
+            measured_end: values.measured_end,
+            approximated_end: values.approximated_end,
+            delay: values.delay,
+            critical_path: values.critical_path,
+            regions,
+            comms,
+            loops,
+            overflow,
+            overcompensation: values.overcompensation,
+        })
+    }
+}
+
+/// A whole report file borrowed from its parts, for writing it in one go:
+/// `{ "header": ..., "regions": [...], "locations": [...] }`. Readers with
+/// `std` deserialise the same shape into `Vec`s of the element types.
+#[derive(Clone, Copy, Debug)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub struct ReportFile<'a, const K: usize, const R: usize, const C: usize, const L: usize> {
+    /// The run header.
+    pub header: &'a RunHeader<K>,
+    /// Names of all regions that appear in any location's records.
+    pub regions: &'a [RegionName],
+    /// One report per location.
+    pub locations: &'a [LocationReport<K, R, C, L>],
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::location::{Exited, FrameKind};
+    use crate::stats::Communicated;
+
+    type Report = LocationReport<2, 4, 4, 2>;
+
+    fn profile() -> Profile<4, 4, 2> {
+        let mut p = Profile::new();
+        p.record_exit(&Exited {
+            region: 1,
+            site: 10,
+            kind: FrameKind::Region,
+            folded: false,
+            measured_inclusive: 1_000,
+            measured_exclusive: 400,
+            inclusive: 900,
+            exclusive: -20,
+        });
+        p.record_exit(&Exited {
+            region: 5,
+            site: 0,
+            kind: FrameKind::Loop,
+            folded: false,
+            measured_inclusive: 700,
+            measured_exclusive: 700,
+            inclusive: 650,
+            exclusive: 650,
+        });
+        p.record_comm(&Communicated {
+            site: 20,
+            peer: 3,
+            bytes: 4096,
+            measured_wait: 300,
+            compensated_wait: -15,
+            transfer: 120,
+            reordered: true,
+        });
+        p
+    }
+
+    fn values(name: Option<&str>) -> LocationValues<'_, 2> {
+        LocationValues {
+            location: 3,
+            name,
+            form: Form::Timestamped,
+            measured_end: 10_000,
+            approximated_end: 9_250,
+            delay: 750,
+            critical_path: Some(CriticalPath::new(
+                9_000,
+                120,
+                [5_000, 0],
+                [3_000, 0],
+                [4_000, 9_000],
+            )),
+            frames_dropped: 1,
+            sites_dropped: 0,
+            overcompensation: Overcompensation {
+                count: 2,
+                total: -35,
+            },
+        }
+    }
+
+    fn report() -> Report {
+        Report::from_profile(values(Some("rank 3")), &profile()).expect("fixture report")
+    }
+
+    // --- building -------------------------------------------------------
+
+    #[test]
+    fn from_profile_copies_every_table_with_its_keys() {
+        let r = report();
+        assert_eq!(r.name.as_ref().map(|n| n.as_str()), Some("rank 3"));
+        assert_eq!(
+            r.regions.as_slice(),
+            &[RegionEntry {
+                region: 1,
+                site: 10,
+                count: 1,
+                measured_inclusive: 1_000,
+                measured_exclusive: 400,
+                inclusive: 900,
+                exclusive: -20,
+            }]
+        );
+        assert_eq!(
+            r.loops.as_slice(),
+            &[LoopEntry {
+                id: 5,
+                count: 1,
+                measured: 700,
+                compensated: 650
+            }]
+        );
+        assert_eq!(r.comms.len(), 1);
+        assert_eq!(r.comms[0].reorders, 1);
+        assert_eq!(r.comms[0].compensated_wait, -15);
+        assert_eq!(
+            r.overflow,
+            OverflowCounts {
+                frames: 1,
+                ..OverflowCounts::default()
+            }
+        );
+    }
+
+    #[test]
+    fn from_profile_carries_table_overflow() {
+        let mut p = Profile::<4, 4, 2>::new();
+        for id in 0..3 {
+            p.record_exit(&Exited {
+                region: id,
+                site: 0,
+                kind: FrameKind::Loop,
+                folded: false,
+                measured_inclusive: 1,
+                measured_exclusive: 1,
+                inclusive: 1,
+                exclusive: 1,
+            });
+        }
+        let r = Report::from_profile(values(None), &p);
+        assert_eq!(r.map(|r| (r.loops.len(), r.overflow.loops)), Ok((2, 1)));
+    }
+
+    #[test]
+    fn from_profile_rejects_a_long_name() {
+        let long = "a location name that is far longer than 32 bytes";
+        assert_eq!(
+            Report::from_profile(values(Some(long)), &profile()),
+            Err(ReportError::NameTooLong)
+        );
+        assert_eq!(
+            truncated::<LOCATION_NAME_LEN>(long).len(),
+            LOCATION_NAME_LEN
+        );
+    }
+
+    #[test]
+    fn truncated_cuts_at_a_character_boundary() {
+        // "é" is two bytes; 3 bytes of "aéé" would split the second one.
+        assert_eq!(truncated::<4>("aéé").as_str(), "aé");
+        assert_eq!(truncated::<8>("short").as_str(), "short");
+    }
+
+    #[test]
+    fn critical_path_of_inactive_snapshot_is_none() {
+        let s = Snapshot::<2>::ZERO;
+        assert_eq!(CriticalPath::of_snapshot(&s), None);
+        let active = Snapshot {
+            active: true,
+            longest: 7,
+            net: [1, 2],
+            ..s
+        };
+        assert_eq!(
+            CriticalPath::of_snapshot(&active).map(|c| (c.longest, c.net)),
+            Some((7, Vec::from_array([1, 2])))
+        );
+    }
+
+    #[test]
+    fn header_selects_up_to_k_regions_and_checks() {
+        let mut h = RunHeader::<1>::new("sim", Form::DelayOnly).expect("fixture");
+        assert_eq!(h.select(4, "solve"), Ok(()));
+        assert_eq!(h.select(5, "io"), Err(ReportError::TooManySelected));
+        assert_eq!(h.check(), Ok(()));
+        h.version = 2;
+        assert_eq!(h.check(), Err(ReportError::UnsupportedVersion(2)));
+        h.version = VERSION;
+        h.tool = truncated("other");
+        assert_eq!(h.check(), Err(ReportError::ForeignTool));
+        assert_eq!(
+            RunHeader::<1>::new("a backend name too long", Form::DelayOnly),
+            Err(ReportError::NameTooLong)
+        );
+    }
+
+    // --- JSON (serde) -----------------------------------------------------
+
+    #[cfg(feature = "serde")]
+    mod json {
+        extern crate std;
+
+        use std::string::String as StdString;
+        use std::vec::Vec as StdVec;
+
+        use super::*;
+
+        /// How a reader with `std` holds a report file.
+        #[derive(Debug, PartialEq, serde::Deserialize)]
+        struct OwnedFile {
+            header: RunHeader<2>,
+            regions: StdVec<RegionName>,
+            locations: StdVec<Report>,
+        }
+
+        fn to_json<T: serde::Serialize>(value: &T) -> StdString {
+            serde_json::to_string(value).expect("serialise")
+        }
+
+        #[test]
+        fn location_report_round_trips() {
+            let r = report();
+            let json = to_json(&r);
+            let back: Result<Report, _> = serde_json::from_str(&json);
+            assert_eq!(back.ok(), Some(r));
+        }
+
+        #[test]
+        fn location_report_without_name_or_path_round_trips() {
+            let r = Report::from_profile(
+                LocationValues {
+                    critical_path: None,
+                    ..values(None)
+                },
+                &Profile::new(),
+            )
+            .expect("fixture");
+            let json = to_json(&r);
+            assert!(
+                json.contains(r#""name":null"#) && json.contains(r#""critical_path":null"#),
+                "{json}"
+            );
+            let back: Result<Report, _> = serde_json::from_str(&json);
+            assert_eq!(back.ok(), Some(r));
+        }
+
+        #[test]
+        fn negative_times_are_written_signed() {
+            let json = to_json(&report());
+            assert!(json.contains(r#""exclusive":-20"#), "{json}");
+            assert!(json.contains(r#""compensated_wait":-15"#), "{json}");
+            assert!(
+                json.contains(r#""overcompensation":{"count":2,"total":-35}"#),
+                "{json}"
+            );
+        }
+
+        #[test]
+        fn report_file_round_trips_through_the_documented_shape() {
+            let mut header = RunHeader::<2>::new("sim", Form::Timestamped).expect("fixture");
+            assert_eq!(header.select(1, "solve"), Ok(()));
+            let regions = [RegionName::new(1, "solve").expect("fixture")];
+            let locations = [report()];
+            let file = ReportFile {
+                header: &header,
+                regions: &regions,
+                locations: &locations,
+            };
+            let json = to_json(&file);
+            assert!(
+                json.starts_with(
+                    r#"{"header":{"version":1,"tool":"heisen","backend":"sim","form":"Timestamped""#
+                ),
+                "{json}"
+            );
+            let back: OwnedFile = serde_json::from_str(&json).expect("parse");
+            assert_eq!(back.header.check(), Ok(()));
+            assert_eq!(
+                back,
+                OwnedFile {
+                    header,
+                    regions: regions.to_vec(),
+                    locations: locations.to_vec()
+                }
+            );
+        }
+
+        #[test]
+        fn truncated_json_is_an_error() {
+            let json = to_json(&report());
+            for cut in [0, 1, json.len() / 2, json.len() - 1] {
+                let back: Result<Report, _> = serde_json::from_str(&json[..cut]);
+                assert!(back.is_err(), "cut at {cut} parsed");
+            }
+        }
+
+        #[test]
+        fn malformed_json_is_an_error() {
+            let json = to_json(&report());
+            let cases = [
+                json.replacen(r#""delay":750"#, r#""delay":-750"#, 1), // u64 field negative
+                json.replacen(r#""location":3"#, r#""location":"3""#, 1), // wrong type
+                json.replacen(r#""form":"Timestamped""#, r#""form":"Sometimes""#, 1), // unknown variant
+                json.replacen(r#""net":[4000,9000]"#, r#""net":[4000,9000,1]"#, 1), // more than K shares
+                json.replacen(
+                    r#""name":"rank 3""#,
+                    r#""name":"a location name that is far longer than 32 bytes""#,
+                    1,
+                ),
+                json.replacen(r#""measured_end":10000,"#, "", 1), // missing field
+                StdString::from("[]"),
+                StdString::from("null"),
+            ];
+            for case in &cases {
+                assert_ne!(case, &json, "fixture did not change");
+                let back: Result<Report, _> = serde_json::from_str(case);
+                assert!(back.is_err(), "parsed: {case}");
+            }
+        }
+    }
+}
