@@ -891,3 +891,29 @@ fn seed002_fig11b_mutual_recursion_folds_the_cycle() {
     let s = loc.snapshot();
     assert_eq!((s.inclusive[0], s.inclusive[1]), (50, 30));
 }
+
+// ----- loops (R12) ---------------------------------------------------------------
+
+#[test]
+fn loops_are_transparent_to_the_enclosing_regions_exclusive_time() {
+    const F: u32 = 1;
+    const G: u32 = 2;
+    let mut loc = Location::<1, 8>::new(Config::new(0, [F]), 0);
+    loc.on_enter(F, 0, 0).unwrap();
+    loc.on_loop_enter(50, 0, 10).unwrap();
+    loc.on_enter(G, 0, 20).unwrap();
+    let g = loc.on_exit(G, 30).unwrap().unwrap();
+    let body = loc.on_loop_exit(50, 40).unwrap().unwrap();
+    let f = loc.on_exit(F, 45).unwrap().unwrap();
+    // The loop has its own record; G is a child of the loop and of F.
+    assert_eq!(
+        (body.kind, body.inclusive, body.exclusive),
+        (crate::location::FrameKind::Loop, 30, 20)
+    );
+    assert_eq!((g.inclusive, f.inclusive), (10, 45));
+    // F's exclusive time includes its loop's own work: 45 - G's 10.
+    assert_eq!(f.exclusive, 35);
+    // On the critical path too, only G's 10 ns leave F's exclusive share.
+    let s = loc.snapshot();
+    assert_eq!((s.inclusive[0], s.exclusive[0]), (45, 35));
+}

@@ -232,7 +232,11 @@ struct Frame {
     region: u32,
     site: u32,
     kind: FrameKind,
+    /// The frame's own selected slot (regions only).
     slot: u8,
+    /// The slot whose exclusive share grows while this frame is on top: its
+    /// own for a region, the enclosing region's for a loop.
+    top: u8,
     folded: bool,
     start_measured: u64,
     start_approximated: i64,
@@ -276,6 +280,12 @@ impl<const K: usize, const D: usize> Location<K, D> {
     /// A location whose execution begins at measured time `start`, with no
     /// delay yet.
     pub fn new(config: Config<K>, start: u64) -> Self {
+        const {
+            assert!(
+                K < NO_SLOT as usize,
+                "K must fit the encoding's one-byte count"
+            );
+        }
         Location {
             id: config.id,
             form: config.form,
@@ -457,11 +467,18 @@ impl<const K: usize, const D: usize> Location<K, D> {
                 FrameKind::Loop => NO_SLOT,
             };
             let previous_top = self.top_slot();
+            // A loop is not a procedure: its time stays exclusive to the
+            // enclosing region (R2), in the loop's own record too (R12).
+            let top = match kind {
+                FrameKind::Region => slot,
+                FrameKind::Loop => previous_top,
+            };
             let frame = Frame {
                 region,
                 site,
                 kind,
                 slot,
+                top,
                 folded,
                 start_measured: t,
                 start_approximated: now,
@@ -470,7 +487,7 @@ impl<const K: usize, const D: usize> Location<K, D> {
             };
             // Capacity was checked above; a failed push cannot happen.
             let _ = self.stack.push(frame);
-            self.switch_top(previous_top, slot);
+            self.switch_top(previous_top, top);
             if slot != NO_SLOT {
                 self.activate(usize::from(slot));
             }
@@ -511,14 +528,15 @@ impl<const K: usize, const D: usize> Location<K, D> {
                 if f.slot != NO_SLOT {
                     self.deactivate(usize::from(f.slot));
                 }
-                self.switch_top(f.slot, new_top);
+                self.switch_top(f.top, new_top);
                 let measured_inclusive = t - f.start_measured;
                 // R2: (t1 - t0) - (x(t1) - x(t0)) = a(t1) - a(t0)
                 let inclusive = now - f.start_approximated;
                 if let Some(parent) = self.stack.last_mut() {
-                    if f.folded {
+                    if f.folded || (f.kind == FrameKind::Loop && parent.kind == FrameKind::Region) {
                         // 002 Fig. 11: the folded call does not exist; its
-                        // children are the parent's children.
+                        // children are the parent's children. Likewise a
+                        // loop is transparent to its region's exclusive time.
                         parent.child_measured += f.child_measured;
                         parent.child_compensated += f.child_compensated;
                     } else {
@@ -546,7 +564,7 @@ impl<const K: usize, const D: usize> Location<K, D> {
 
     #[inline]
     fn top_slot(&self) -> u8 {
-        self.stack.last().map_or(NO_SLOT, |f| f.slot)
+        self.stack.last().map_or(NO_SLOT, |f| f.top)
     }
 
     /// R7 exclusive shares: only the region on top of the stack grows.
