@@ -142,6 +142,7 @@ struct TwoSends {
 /// 000 Fig. 3-4: P1 sends twice to P2. P1: compute 100 + `o1`, send,
 /// compute `c1a` + `o1a`, send. P2: compute `c2` + `o2`, receive, compute
 /// `c2a` + `o2a`, receive.
+#[allow(clippy::too_many_arguments)] // reason: one parameter per figure variable
 fn two_sends(
     form: Form,
     o1: u64,

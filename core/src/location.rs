@@ -861,9 +861,9 @@ impl<const K: usize, const D: usize> Location<K, D> {
     ///
     /// Timestamped (001 eq. 13): `a(e) = max_j (b_j - x_j) + (e - max_j b_j)`,
     /// the latest approximated entry plus the synchronisation time measured
-    /// after the latest measured entry. Delay-only: `x' = min_j (x_j + w_j)
-    /// - min_j w_j`, exact when every participant leaves the synchronisation
-    /// the same time after the last arrival.
+    /// after the latest measured entry. Delay-only:
+    /// `x' = min_j (x_j + w_j) - min_j w_j`, exact when every participant
+    /// leaves the synchronisation the same time after the last arrival.
     pub fn on_collective(
         &mut self,
         begin: u64,

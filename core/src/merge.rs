@@ -14,6 +14,7 @@ use crate::piggyback::{Flags, Piggyback};
 /// Which merge form a run uses.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "kebab-case"))]
 #[repr(u32)]
 pub enum Form {
     /// R4: clocks of different locations are not comparable; only delays travel.

@@ -268,7 +268,7 @@ pub struct CriticalPath<const K: usize> {
     pub inclusive: Vec<i64, K>,
     /// Exclusive share: part of `L` while region `k` was on top of the stack.
     pub exclusive: Vec<i64, K>,
-    /// Net length `n[k]`: `L` with region `k` counted as zero (003 §2.2, zeroing).
+    /// Net length `n[k]`: `L` with region `k` counted as zero (003 §2.4, zeroing).
     pub net: Vec<i64, K>,
 }
 
@@ -710,7 +710,7 @@ mod tests {
             let json = to_json(&file);
             assert!(
                 json.starts_with(
-                    r#"{"header":{"version":1,"tool":"heisen","backend":"sim","form":"Timestamped""#
+                    r#"{"header":{"version":1,"tool":"heisen","backend":"sim","form":"timestamped""#
                 ),
                 "{json}"
             );
@@ -724,6 +724,30 @@ mod tests {
                     locations: locations.to_vec()
                 }
             );
+        }
+
+        #[test]
+        fn docs_example_parses_and_is_consistent() {
+            // docs/report.md's example is a real report of these types.
+            let doc = include_str!("../../docs/report.md");
+            let start = doc
+                .find("```json\n")
+                .map(|i| i + "```json\n".len())
+                .expect("json block");
+            let len = doc[start..].find("\n```").expect("end of json block");
+            let file: OwnedFile = serde_json::from_str(&doc[start..start + len]).expect("parse");
+            assert_eq!(file.header.check(), Ok(()));
+            for l in &file.locations {
+                assert_eq!(l.approximated_end, l.measured_end as i64 - l.delay as i64);
+                let path = l.critical_path.as_ref().expect("example has a path");
+                for k in 0..file.header.selected.len() {
+                    assert!(path.exclusive[k] <= path.inclusive[k]);
+                    assert!(
+                        path.longest - path.inclusive[k] <= path.net[k]
+                            && path.net[k] <= path.longest
+                    );
+                }
+            }
         }
 
         #[test]
@@ -741,7 +765,7 @@ mod tests {
             let cases = [
                 json.replacen(r#""delay":750"#, r#""delay":-750"#, 1), // u64 field negative
                 json.replacen(r#""location":3"#, r#""location":"3""#, 1), // wrong type
-                json.replacen(r#""form":"Timestamped""#, r#""form":"Sometimes""#, 1), // unknown variant
+                json.replacen(r#""form":"timestamped""#, r#""form":"Sometimes""#, 1), // unknown variant
                 json.replacen(r#""net":[4000,9000]"#, r#""net":[4000,9000,1]"#, 1), // more than K shares
                 json.replacen(
                     r#""name":"rank 3""#,

@@ -38,10 +38,10 @@ pub struct EffectiveInterval {
     start: u64,
     /// The latest sample outside communication (or `start`).
     previous: u64,
-    /// Communication measured since `previous`.
-    communication: u64,
+    /// Communication measured since `previous`, not yet subtracted.
+    pending: u64,
     /// Communication measured since `start`.
-    total_communication: u64,
+    communication: u64,
     /// Sum of the weights handed out, including `finish` remainders.
     computation: i64,
     /// Weighted samples.
@@ -58,8 +58,8 @@ impl EffectiveInterval {
         EffectiveInterval {
             start,
             previous: start,
+            pending: 0,
             communication: 0,
-            total_communication: 0,
             computation: 0,
             samples: 0,
             ignored: 0,
@@ -70,8 +70,8 @@ impl EffectiveInterval {
     /// Adds the directly measured duration of a communication call that
     /// just ended (R13: measured, not sampled).
     pub fn on_communication(&mut self, duration: u64) {
+        self.pending = self.pending.wrapping_add(duration);
         self.communication = self.communication.wrapping_add(duration);
-        self.total_communication = self.total_communication.wrapping_add(duration);
     }
 
     /// A timer sample at measured time `t`. Returns `None` when it landed
@@ -100,12 +100,12 @@ impl EffectiveInterval {
     fn close_interval(&mut self, t: u64) -> i64 {
         let elapsed = t.wrapping_sub(self.previous) as i64;
         // R13, 004 §II.B.2 Fig. 2: distance to the previous sample outside MPI minus MPI time in between
-        let weight = elapsed.wrapping_sub(self.communication as i64);
+        let weight = elapsed.wrapping_sub(self.pending as i64);
         if weight < 0 {
             self.negative_intervals = self.negative_intervals.wrapping_add(1); // reported, never clamped
         }
         self.previous = t;
-        self.communication = 0;
+        self.pending = 0;
         self.computation = self.computation.wrapping_add(weight);
         weight
     }
@@ -123,13 +123,13 @@ impl EffectiveInterval {
 
     /// Sum of all communication durations so far.
     pub const fn communication(&self) -> u64 {
-        self.total_communication
+        self.communication
     }
 
     /// Communication measured since the latest sample outside
     /// communication, not yet subtracted from any weight.
     pub const fn pending_communication(&self) -> u64 {
-        self.communication
+        self.pending
     }
 
     /// Samples that received a weight.

@@ -225,10 +225,11 @@ impl<const R: usize, const C: usize, const L: usize> Profile<R, C, L> {
         }
         match e.kind {
             FrameKind::Region => {
+                // R12, 002 §6.3: one record per region per call site
                 let key = RegionKey {
                     region: e.region,
                     site: e.site,
-                }; // R12, 002 §6.3: one record per call site
+                };
                 match self.regions.get_mut(&key) {
                     Some(record) => record.add(e),
                     None => {
