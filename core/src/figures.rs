@@ -918,3 +918,32 @@ fn loops_are_transparent_to_the_enclosing_regions_exclusive_time() {
     let s = loc.snapshot();
     assert_eq!((s.inclusive[0], s.exclusive[0]), (45, 35));
 }
+
+#[test]
+fn r7_equal_paths_from_two_dependencies_go_to_the_lower_location() {
+    // R7: ties are broken by the lower location id, whatever the order in
+    // which a wait-all presents its dependencies.
+    let from_1 = Piggyback::<1> {
+        flags: Flags::ALL,
+        location: 1,
+        longest: 5,
+        inclusive: [5],
+        ..Piggyback::EMPTY
+    };
+    let from_2 = Piggyback::<1> {
+        flags: Flags::ALL,
+        location: 2,
+        longest: 5,
+        inclusive: [0],
+        ..Piggyback::EMPTY
+    };
+    for deps in [[&from_1, &from_2], [&from_2, &from_1]] {
+        let mut location = Location::<1, 4>::new(Config::new(3, [7]), 0);
+        let both = [
+            Dependency::immediate(deps[0]),
+            Dependency::immediate(deps[1]),
+        ];
+        location.on_merge(0, 0, &both).unwrap();
+        assert_eq!(location.snapshot().inclusive, [5]);
+    }
+}

@@ -840,11 +840,9 @@ impl<const K: usize, const D: usize> Location<K, D> {
             }
             if path.beats(current) {
                 let nets = current.net;
-                *current = Snapshot {
-                    net: nets,
-                    location: current.location,
-                    ..path
-                };
+                // The winner keeps its own id so that later ties compare
+                // against it (R7: lower location id wins).
+                *current = Snapshot { net: nets, ..path };
                 taken = l;
             }
         }
