@@ -947,3 +947,69 @@ fn r7_equal_paths_from_two_dependencies_go_to_the_lower_location() {
         assert_eq!(location.snapshot().inclusive, [5]);
     }
 }
+
+// ----- R1 at a release, R5 with several dependencies ------------------------------
+
+#[test]
+fn r1_send_cost_delays_the_departure_and_travels_in_the_delay() {
+    // The send reads its clock at 1000, packs for 50 ns, and the message
+    // leaves at 1050; it arrives 100 ns later. Truth: sent at 1000, arrives
+    // at 1100.
+    for form in FORMS {
+        let calibration = Calibration {
+            send: 50,
+            ..Calibration::ZERO
+        };
+        let mut sender =
+            Location::<0, 4>::new(Config::new(0, []).calibration(calibration).form(form), 0);
+        let record = sender.on_release(1000).unwrap();
+        assert_eq!(
+            (record.approximated, record.delay, record.measured()),
+            (1000, 50, 1050)
+        );
+        let mut receiver = Location::<0, 4>::new(Config::new(1, []).form(form), 0);
+        let m = receiver
+            .on_merge(0, 1150, &[Dependency::message(&record, 100, 0)])
+            .unwrap();
+        assert_eq!(m.approximated_end, 1100);
+    }
+}
+
+#[test]
+fn r5_gather_root_uses_each_observed_arrival() {
+    // A root waits from 0 for two messages. A leaves at 100 (no delay) and
+    // arrives at 200; B leaves at 300 with 250 ns of delay (truth 50) and
+    // arrives at 400. Truth: A at 200, B at 150, so the root ends at 200.
+    let a = Piggyback::<0> {
+        flags: Flags::DELAY.with(Flags::TIMESTAMP),
+        location: 1,
+        delay: 0,
+        approximated: 100,
+        ..Piggyback::EMPTY
+    };
+    let b = Piggyback::<0> {
+        flags: Flags::DELAY.with(Flags::TIMESTAMP),
+        location: 2,
+        delay: 250,
+        approximated: 50,
+        ..Piggyback::EMPTY
+    };
+    let mut root = Location::<0, 4>::new(Config::new(0, []), 0);
+    let observed = [
+        Dependency::message(&a, 100, 0).arrived(200),
+        Dependency::message(&b, 100, 0).arrived(400),
+    ];
+    assert_eq!(
+        root.on_merge(0, 400, &observed).unwrap().approximated_end,
+        200
+    );
+    // Without the arrivals, the merge's end stands for both: A's transfer
+    // is taken as 300 ns, an upper bound (R4's answer for A).
+    let mut blind = Location::<0, 4>::new(Config::new(0, []), 0);
+    let unobserved = [
+        Dependency::message(&a, 100, 0),
+        Dependency::message(&b, 100, 0),
+    ];
+    let m = blind.on_merge(0, 400, &unobserved).unwrap();
+    assert_eq!(m.approximated_end, 400);
+}

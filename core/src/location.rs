@@ -725,13 +725,17 @@ impl<const K: usize, const D: usize> Location<K, D> {
 
     /// A release at measured time `t` — send, unlock, barrier arrival,
     /// enqueue, spawn, thread end: returns the piggyback it carries (R3).
+    ///
+    /// The release's cost (packing the piggyback) falls after its clock read
+    /// but before the dependency leaves: the record's delay includes it, so
+    /// that `approximated + delay` is the measured departure while
+    /// `approximated` stays the release's approximated time.
     pub fn on_release(&mut self, t: u64) -> Result<Piggyback<K>, KernelError> {
         self.check_time(t)?;
         let now = self.advance(t, 0);
-        let record = self.record(now, self.clock);
         // R1: packing the piggyback is an instrumentation action.
         self.delay += self.calibration.send;
-        Ok(record)
+        Ok(self.record(now, self.clock))
     }
 
     // ----- merges (R4, R5, R6, R7) ------------------------------------------
@@ -756,7 +760,8 @@ impl<const K: usize, const D: usize> Location<K, D> {
 
     /// The start of a location created by another — a spawned thread: its
     /// first point merges the creator's release, and its own start imposes
-    /// nothing (R8: spawn is a release that the child's start merges).
+    /// nothing (R8: spawn is a release that the child's start merges). Like
+    /// every merge it charges the calibrated `merge` cost (R1).
     pub fn on_start(&mut self, t: u64, parent: &Dependency<'_, K>) -> Result<Merged, KernelError> {
         self.check_time(t)?;
         let at_begin = self.advance(t, 0);
@@ -785,7 +790,7 @@ impl<const K: usize, const D: usize> Location<K, D> {
         for dep in deps {
             let p = dep.piggyback;
             if p.flags.contains(Flags::DELAY) && p.flags.contains(Flags::TIMESTAMP) {
-                let l = merge::transfer(begin, end, p.measured(), dep.model, dep.copy);
+                let l = dep.transfer(begin, end);
                 let a = p.approximated + l.estimate;
                 arrival = Some(arrival.map_or(a, |b: i64| b.max(a)));
             }

@@ -35,6 +35,12 @@ pub struct Dependency<'a, const K: usize> {
     pub model: u64,
     /// Lower bound of the transfer, the copy cost (001 eq. 6).
     pub copy: u64,
+    /// The measured time this dependency was satisfied at the merging
+    /// location, when the backend observed it (a simulator, a thread
+    /// backend, an MPI `Waitsome` loop). `None`: the merge's end stands for
+    /// it, which is exact for the last dependency to arrive but only an
+    /// upper bound for the others of a wait-all or a gather root.
+    pub arrival: Option<u64>,
 }
 
 impl<'a, const K: usize> Dependency<'a, K> {
@@ -44,6 +50,7 @@ impl<'a, const K: usize> Dependency<'a, K> {
             piggyback,
             model: 0,
             copy: 0,
+            arrival: None,
         }
     }
 
@@ -53,7 +60,32 @@ impl<'a, const K: usize> Dependency<'a, K> {
             piggyback,
             model,
             copy,
+            arrival: None,
         }
+    }
+
+    /// The same dependency, observed to arrive at measured time `arrival`.
+    #[must_use]
+    pub const fn arrived(mut self, arrival: u64) -> Self {
+        self.arrival = Some(arrival);
+        self
+    }
+
+    /// Its transfer time `l_j` into a merge that blocked from `begin` to
+    /// `end` (R5): seed 001's case split with the dependency's own observed
+    /// arrival standing for the receive's end when there is one. Case m.1
+    /// measures `arrival - t_j`; case m.2 clips the model to
+    /// `[copy, arrival - t_j]`.
+    #[inline]
+    pub fn transfer(&self, begin: u64, end: u64) -> Transfer {
+        let arrival = self.arrival.map_or(end, |a| a.min(end));
+        transfer(
+            begin,
+            arrival,
+            self.piggyback.measured(),
+            self.model,
+            self.copy,
+        )
     }
 }
 
@@ -175,7 +207,7 @@ pub fn approximate_from<const K: usize>(
         informed = true;
         let (candidate, lower, upper) =
             if form == Form::Timestamped && p.flags.contains(Flags::TIMESTAMP) {
-                let l = transfer(begin, end, p.measured(), dep.model, dep.copy);
+                let l = dep.transfer(begin, end);
                 (
                     p.approximated + l.estimate,
                     p.approximated + l.lower,
@@ -227,7 +259,7 @@ pub fn path_transfer<const K: usize>(
 ) -> i64 {
     let p = dep.piggyback;
     if form == Form::Timestamped && p.flags.contains(Flags::TIMESTAMP.with(Flags::DELAY)) {
-        transfer(begin, end, p.measured(), dep.model, dep.copy).estimate
+        dep.transfer(begin, end).estimate
     } else {
         0
     }

@@ -794,7 +794,10 @@ fn run<const K: usize>(program: &Program<K>, costs: &Calibration) -> Vec<Event> 
                     t: sent,
                 });
                 let begin = clock[destination];
-                let end = begin.max(sent + latency);
+                // The message leaves once its piggyback is packed (R1: the
+                // send's cost falls between the release's clock read and
+                // the departure).
+                let end = begin.max(sent + costs.send + latency);
                 clock[destination] = end + costs.merge;
                 events.push(Event::Receive {
                     location: destination,
@@ -829,7 +832,8 @@ fn run<const K: usize>(program: &Program<K>, costs: &Calibration) -> Vec<Event> 
                 });
                 let t = end + costs.merge + duration;
                 clock[location] = t + costs.send;
-                locks[lock] = Some((events.len(), t));
+                // The lock is free once the release's record is stored.
+                locks[lock] = Some((events.len(), t + costs.send));
                 events.push(Event::Release { location, t });
             }
         }
