@@ -1,0 +1,862 @@
+//! Reads LogGOPSim's GOAL text schedules unchanged (`num_ranks N`,
+//! `rank r { … }`, `lX: send Nb to R tag T`, `recv Nb from R tag T`,
+//! `calc N`, `lX requires lY`, `lX irequires lY`, `//` and `/* */`
+//! comments), so that schedules from LogGOPSim's `schedgen` run here.
+//!
+//! A GOAL rank is a dependency graph; a simulated location is a sequence.
+//! [`Schedule::to_program`] orders each rank's operations topologically
+//! (file order among independent ones), issues sends and receives as
+//! nonblocking requests, waits for a request right before the first
+//! operation that `requires` it, and waits for all at the end. `irequires`
+//! (start after start) holds by construction. The times equal LogGOPSim's
+//! whenever a rank's independent operations would not overlap on its CPU
+//! in a different order; receives are posted when the rank reaches them
+//! rather than all at time 0, which only matters for rendezvous matching
+//! and wildcard order.
+
+use crate::input::InputError;
+use crate::program::{
+    Dest, Duration, Kind, LocationSpec, MAX_BYTES, MAX_LOCATIONS, MAX_TIME, Op, Program, Source,
+};
+use crate::transfer::Network;
+
+/// One GOAL operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GoalOp {
+    /// `send Nb to R tag T`.
+    Send {
+        /// Bytes.
+        bytes: u64,
+        /// Destination rank.
+        to: u32,
+        /// Tag.
+        tag: u32,
+    },
+    /// `recv Nb from R tag T` (`-1`: any source / any tag).
+    Recv {
+        /// Bytes.
+        bytes: u64,
+        /// Source rank, `None` for any.
+        from: Option<u32>,
+        /// Tag, `None` for any.
+        tag: Option<u32>,
+    },
+    /// `calc N`: N ns of CPU.
+    Calc(u64),
+}
+
+/// One operation with its dependencies (indices into the rank's list).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GoalNode {
+    /// The operation.
+    pub op: GoalOp,
+    /// Operations that must complete first (`requires`).
+    pub requires: Vec<usize>,
+    /// Operations that must start first (`irequires`).
+    pub irequires: Vec<usize>,
+    /// Line of the operation in the file.
+    pub line: usize,
+}
+
+/// A parsed GOAL schedule.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct Schedule {
+    /// Operations of each rank.
+    pub ranks: Vec<Vec<GoalNode>>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Token<'a> {
+    Word(&'a str),
+    Num(u64),
+    AnyOne,
+    Colon,
+    Open,
+    Close,
+    Newline,
+    End,
+}
+
+impl Token<'_> {
+    fn describe(self) -> String {
+        match self {
+            Token::End => "the end of the file".into(),
+            Token::Word(w) => format!("\"{w}\""),
+            Token::Num(n) => format!("{n}"),
+            Token::AnyOne => "-1".into(),
+            Token::Colon => "\":\"".into(),
+            Token::Open => "\"{\"".into(),
+            Token::Close => "\"}\"".into(),
+            Token::Newline => "the end of the line".into(),
+        }
+    }
+}
+
+/// A streaming lexer: the schedule is read token by token, so memory does
+/// not grow with the file (schedules of 65,536 ranks are large).
+struct Lexer<'a> {
+    file: &'a str,
+    text: &'a str,
+    i: usize,
+    line: usize,
+    ended: bool,
+}
+
+impl<'a> Lexer<'a> {
+    fn next_token(&mut self) -> Result<(Token<'a>, usize), InputError> {
+        let bytes = self.text.as_bytes();
+        loop {
+            let Some(&c) = bytes.get(self.i) else {
+                // LogGOPSim's reader ends the file with a newline.
+                if self.ended {
+                    return Ok((Token::End, self.line));
+                }
+                self.ended = true;
+                return Ok((Token::Newline, self.line));
+            };
+            let line = self.line;
+            let token = match c {
+                b'\n' => {
+                    self.line += 1;
+                    self.i += 1;
+                    Token::Newline
+                }
+                b' ' | b'\t' | b'\r' => {
+                    self.i += 1;
+                    continue;
+                }
+                b'/' if bytes.get(self.i + 1) == Some(&b'/') => {
+                    while self.i < bytes.len() && bytes[self.i] != b'\n' {
+                        self.i += 1;
+                    }
+                    continue;
+                }
+                b'/' if bytes.get(self.i + 1) == Some(&b'*') => {
+                    self.i += 2;
+                    loop {
+                        match bytes.get(self.i) {
+                            None => {
+                                return Err(InputError::new(
+                                    self.file,
+                                    line,
+                                    "a /* comment is never closed (expected \"*/\")",
+                                ));
+                            }
+                            Some(b'*') if bytes.get(self.i + 1) == Some(&b'/') => {
+                                self.i += 2;
+                                break;
+                            }
+                            Some(b'\n') => {
+                                self.line += 1;
+                                self.i += 1;
+                            }
+                            Some(_) => self.i += 1,
+                        }
+                    }
+                    continue;
+                }
+                b':' => {
+                    self.i += 1;
+                    Token::Colon
+                }
+                b'{' => {
+                    self.i += 1;
+                    Token::Open
+                }
+                b'}' => {
+                    self.i += 1;
+                    Token::Close
+                }
+                b'-' if bytes.get(self.i + 1) == Some(&b'1')
+                    && !bytes.get(self.i + 2).is_some_and(u8::is_ascii_digit) =>
+                {
+                    self.i += 2;
+                    Token::AnyOne
+                }
+                b'0'..=b'9' => {
+                    let start = self.i;
+                    while self.i < bytes.len() && bytes[self.i].is_ascii_digit() {
+                        self.i += 1;
+                    }
+                    let digits = &self.text[start..self.i];
+                    let n = digits.parse::<u64>().map_err(|_| {
+                        InputError::new(self.file, line, format!("number {digits} is too large"))
+                    })?;
+                    Token::Num(n)
+                }
+                c if c.is_ascii_alphabetic() => {
+                    let start = self.i;
+                    while self.i < bytes.len()
+                        && (bytes[self.i].is_ascii_alphanumeric() || bytes[self.i] == b'_')
+                    {
+                        self.i += 1;
+                    }
+                    Token::Word(&self.text[start..self.i])
+                }
+                _ => {
+                    let ch = self.text[self.i..].chars().next().unwrap_or('?');
+                    return Err(InputError::new(
+                        self.file,
+                        line,
+                        format!("unexpected character {ch:?}"),
+                    ));
+                }
+            };
+            return Ok((token, line));
+        }
+    }
+}
+
+struct Parser<'a> {
+    lexer: Lexer<'a>,
+    token: Token<'a>,
+    line: usize,
+}
+
+impl<'a> Parser<'a> {
+    fn new(file: &'a str, text: &'a str) -> Result<Self, InputError> {
+        let mut lexer = Lexer {
+            file,
+            text,
+            i: 0,
+            line: 1,
+            ended: false,
+        };
+        let (token, line) = lexer.next_token()?;
+        Ok(Parser { lexer, token, line })
+    }
+
+    fn file(&self) -> &'a str {
+        self.lexer.file
+    }
+
+    fn advance(&mut self) -> Result<Token<'a>, InputError> {
+        let t = self.token;
+        (self.token, self.line) = self.lexer.next_token()?;
+        Ok(t)
+    }
+
+    fn error(&self, expected: &str) -> InputError {
+        InputError::new(
+            self.file(),
+            self.line,
+            format!("expected {expected}, found {}", self.token.describe()),
+        )
+    }
+
+    fn number(&mut self, what: &str) -> Result<u64, InputError> {
+        match self.token {
+            Token::Num(n) => {
+                self.advance()?;
+                Ok(n)
+            }
+            _ => Err(self.error(what)),
+        }
+    }
+
+    fn number_or_any(&mut self, what: &str) -> Result<Option<u64>, InputError> {
+        if self.token == Token::AnyOne {
+            self.advance()?;
+            return Ok(None);
+        }
+        self.number(what).map(Some)
+    }
+
+    fn word(&mut self, w: &str) -> Result<(), InputError> {
+        match self.token {
+            Token::Word(x) if x == w => {
+                self.advance()?;
+                Ok(())
+            }
+            _ => Err(self.error(&format!("\"{w}\""))),
+        }
+    }
+
+    fn label(&mut self) -> Result<&'a str, InputError> {
+        match self.token {
+            Token::Word(x) => {
+                self.advance()?;
+                Ok(x)
+            }
+            _ => Err(self.error("a label")),
+        }
+    }
+
+    fn end_of_line(&mut self, expected: &str) -> Result<(), InputError> {
+        match self.token {
+            Token::Newline => {
+                self.advance()?;
+                Ok(())
+            }
+            _ => Err(self.error(expected)),
+        }
+    }
+}
+
+fn rank_id(file: &str, line: usize, n: u64) -> Result<u32, InputError> {
+    u32::try_from(n).map_err(|_| InputError::new(file, line, format!("rank {n} is too large")))
+}
+
+/// Parses a GOAL schedule; `file` names it in errors.
+pub fn parse(file: &str, text: &str) -> Result<Schedule, InputError> {
+    let mut p = Parser::new(file, text)?;
+    let mut num_ranks: Option<(u64, usize)> = None;
+    let mut ranks: Vec<(u32, usize, Vec<GoalNode>)> = Vec::new();
+    loop {
+        let line = p.line;
+        match p.token {
+            Token::End => break,
+            Token::Newline => {
+                p.advance()?;
+            }
+            Token::Word("num_ranks") => {
+                p.advance()?;
+                num_ranks = Some((p.number("the number of ranks after \"num_ranks\"")?, line));
+            }
+            Token::Word("rank") => {
+                p.advance()?;
+                let r = p.number("a rank number after \"rank\"")?;
+                let r = rank_id(file, line, r)?;
+                if p.token != Token::Open {
+                    return Err(p.error("\"{\""));
+                }
+                p.advance()?;
+                let nodes = parse_rank(&mut p)?;
+                ranks.push((r, line, nodes));
+            }
+            _ => return Err(p.error("\"num_ranks\", \"rank\" or the end of the line")),
+        }
+    }
+    let Some((n, n_line)) = num_ranks else {
+        return Err(InputError::new(
+            file,
+            0,
+            "no \"num_ranks N\" line: the number of ranks is undefined",
+        ));
+    };
+    if n == 0 || n > MAX_LOCATIONS {
+        return Err(InputError::new(
+            file,
+            n_line,
+            format!("num_ranks {n} is out of range (expected 1..={MAX_LOCATIONS})"),
+        ));
+    }
+    let mut schedule = Schedule {
+        ranks: vec![Vec::new(); n as usize],
+    };
+    for (r, line, nodes) in ranks {
+        let Some(slot) = schedule.ranks.get_mut(r as usize) else {
+            return Err(InputError::new(
+                file,
+                line,
+                format!("rank {r} is not below num_ranks {n}"),
+            ));
+        };
+        if !slot.is_empty() {
+            return Err(InputError::new(
+                file,
+                line,
+                format!("rank {r} is defined twice"),
+            ));
+        }
+        *slot = nodes;
+    }
+    for nodes in &schedule.ranks {
+        for node in nodes {
+            let peer = match node.op {
+                GoalOp::Send { to, .. } => Some(to),
+                GoalOp::Recv { from, .. } => from,
+                GoalOp::Calc(_) => None,
+            };
+            if let Some(peer) = peer.filter(|&x| u64::from(x) >= n) {
+                return Err(InputError::new(
+                    file,
+                    node.line,
+                    format!("peer rank {peer} is not below num_ranks {n}"),
+                ));
+            }
+        }
+    }
+    Ok(schedule)
+}
+
+fn parse_rank(p: &mut Parser<'_>) -> Result<Vec<GoalNode>, InputError> {
+    let mut nodes = Vec::new();
+    // Labels are local to a rank (LogGOPSim clears its table per rank).
+    let mut labels: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    loop {
+        let line = p.line;
+        match p.token {
+            Token::End => return Err(p.error("\"}\" (did you forget a closing bracket?)")),
+            Token::Newline => {
+                p.advance()?;
+            }
+            Token::Close => {
+                p.advance()?;
+                return Ok(nodes);
+            }
+            Token::Word("send" | "recv" | "calc") => {
+                let op = parse_op(p)?;
+                nodes.push(GoalNode {
+                    op,
+                    requires: Vec::new(),
+                    irequires: Vec::new(),
+                    line,
+                });
+            }
+            Token::Word(label) => {
+                p.advance()?;
+                match p.token {
+                    Token::Colon => {
+                        p.advance()?;
+                        let op = parse_op(p)?;
+                        if labels.insert(label, nodes.len()).is_some() {
+                            return Err(InputError::new(
+                                p.file(),
+                                line,
+                                format!("label {label} is defined twice"),
+                            ));
+                        }
+                        nodes.push(GoalNode {
+                            op,
+                            requires: Vec::new(),
+                            irequires: Vec::new(),
+                            line,
+                        });
+                    }
+                    Token::Word(kind @ ("requires" | "irequires")) => {
+                        p.advance()?;
+                        let other = p.label()?;
+                        p.end_of_line("the end of the line")?;
+                        let find = |name: &str| {
+                            labels.get(name).copied().ok_or_else(|| {
+                                InputError::new(
+                                    p.file(),
+                                    line,
+                                    format!(
+                                        "a dependency references label {name}, which is undefined"
+                                    ),
+                                )
+                            })
+                        };
+                        let (a, b) = (find(label)?, find(other)?);
+                        if a == b {
+                            return Err(InputError::new(
+                                p.file(),
+                                line,
+                                format!("{label} depends on itself"),
+                            ));
+                        }
+                        if kind == "requires" {
+                            nodes[a].requires.push(b);
+                        } else {
+                            nodes[a].irequires.push(b);
+                        }
+                    }
+                    _ => return Err(p.error("\":\", \"requires\" or \"irequires\"")),
+                }
+            }
+            _ => return Err(p.error("\"calc\", \"send\", \"recv\", a label or \"}\"")),
+        }
+    }
+}
+
+fn parse_op(p: &mut Parser<'_>) -> Result<GoalOp, InputError> {
+    let line = p.line;
+    let kind = match p.token {
+        Token::Word(k @ ("calc" | "send" | "recv")) => k,
+        _ => return Err(p.error("\"calc\", \"send\" or \"recv\"")),
+    };
+    p.advance()?;
+    let file = p.file();
+    let op = if kind == "calc" {
+        let n = p.number("an integer (calc time in ns)")?;
+        if n > MAX_TIME {
+            return Err(InputError::new(
+                file,
+                line,
+                format!("calc {n} is longer than the largest allowed, {MAX_TIME} ns"),
+            ));
+        }
+        options(p, false)?;
+        GoalOp::Calc(n)
+    } else {
+        let bytes = p.number("an integer (message size)")?;
+        if bytes > MAX_BYTES {
+            return Err(InputError::new(
+                file,
+                line,
+                format!("{bytes} b is larger than the largest allowed message, {MAX_BYTES} b"),
+            ));
+        }
+        p.word("b")?;
+        let send = kind == "send";
+        p.word(if send { "to" } else { "from" })?;
+        let peer = p.number_or_any("an integer (peer rank)")?;
+        let tag = options(p, true)?;
+        if send {
+            let Some(to) = peer else {
+                return Err(InputError::new(
+                    file,
+                    line,
+                    "a send needs a destination rank, not -1",
+                ));
+            };
+            GoalOp::Send {
+                bytes,
+                to: rank_id(file, line, to)?,
+                tag: tag.map_or(0, |t| t.unwrap_or(u32::MAX)),
+            }
+        } else {
+            let from = peer.map(|r| rank_id(file, line, r)).transpose()?;
+            GoalOp::Recv {
+                bytes,
+                from,
+                tag: tag.unwrap_or(Some(0)),
+            }
+        }
+    };
+    Ok(op)
+}
+
+/// Reads `tag T`, `cpu C`, `nic N` (in that order) and the end of the line.
+/// Returns the tag: `None` if absent, `Some(None)` for `-1`.
+#[allow(
+    clippy::option_option,
+    reason = "absent, any and a value are three different things"
+)]
+fn options(p: &mut Parser<'_>, message: bool) -> Result<Option<Option<u32>>, InputError> {
+    let mut tag = None;
+    let line = p.line;
+    let file = p.file();
+    if message && p.token == Token::Word("tag") {
+        p.advance()?;
+        let t = p.number_or_any("an integer (tag)")?;
+        let t = t
+            .map(|t| {
+                u32::try_from(t)
+                    .map_err(|_| InputError::new(file, line, format!("tag {t} is too large")))
+            })
+            .transpose()?;
+        tag = Some(t);
+    }
+    for what in ["cpu", "nic"] {
+        if !message && what == "nic" {
+            break;
+        }
+        if p.token == Token::Word(what) {
+            p.advance()?;
+            let n = p.number(&format!("an integer ({what})"))?;
+            if n != 0 {
+                return Err(InputError::new(
+                    file,
+                    line,
+                    format!(
+                        "{what} {n}: heisen simulates one CPU and one NIC per rank (only {what} 0)"
+                    ),
+                ));
+            }
+        }
+    }
+    let expected = if message {
+        "\"tag\", \"cpu\", \"nic\" or the end of the line"
+    } else {
+        "\"cpu\" or the end of the line"
+    };
+    p.end_of_line(expected)?;
+    Ok(tag)
+}
+
+impl Schedule {
+    /// The schedule as a program on `network` (see the module doc for the
+    /// mapping). Fails on a dependency cycle.
+    pub fn to_program(&self, name: &str, network: Network) -> Result<Program, InputError> {
+        let mut locations = Vec::with_capacity(self.ranks.len());
+        for (r, nodes) in self.ranks.iter().enumerate() {
+            let order = topological(nodes).ok_or_else(|| {
+                InputError::new(
+                    name,
+                    nodes.first().map_or(0, |n| n.line),
+                    format!("rank {r}: the dependencies form a cycle"),
+                )
+            })?;
+            let mut body = Vec::with_capacity(nodes.len() + 1);
+            let mut waited = vec![false; nodes.len()];
+            for i in order {
+                let node = &nodes[i];
+                for &d in &node.requires {
+                    if !waited[d] && !matches!(nodes[d].op, GoalOp::Calc(_)) {
+                        waited[d] = true;
+                        body.push(Op::Wait { request: d as u32 });
+                    }
+                }
+                body.push(match node.op {
+                    GoalOp::Calc(ns) => Op::Compute(Duration::Fixed(ns)),
+                    GoalOp::Send { bytes, to, tag } => Op::Isend {
+                        to: Dest::Location(to),
+                        bytes,
+                        tag,
+                        request: i as u32,
+                    },
+                    GoalOp::Recv { bytes, from, tag } => Op::Irecv {
+                        from: from.map_or(Source::Any, Source::Location),
+                        bytes,
+                        tag,
+                        request: i as u32,
+                    },
+                });
+            }
+            body.push(Op::WaitAll);
+            locations.push(LocationSpec {
+                name: format!("rank {r}"),
+                kind: Kind::Rank,
+                spawned: false,
+                body,
+            });
+        }
+        Ok(Program {
+            name: name.to_string(),
+            regions: Vec::new(),
+            locations,
+            seed: 0,
+            network,
+            calibration: heisen_core::Calibration::ZERO,
+        })
+    }
+}
+
+/// Kahn's algorithm over `requires` and `irequires`, taking the earliest
+/// ready operation in file order; `None` on a cycle.
+fn topological(nodes: &[GoalNode]) -> Option<Vec<usize>> {
+    let n = nodes.len();
+    let mut indegree = vec![0usize; n];
+    let mut after: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (i, node) in nodes.iter().enumerate() {
+        for &d in node.requires.iter().chain(&node.irequires) {
+            indegree[i] += 1;
+            after[d].push(i);
+        }
+    }
+    let mut ready: std::collections::BTreeSet<usize> =
+        (0..n).filter(|&i| indegree[i] == 0).collect();
+    let mut order = Vec::with_capacity(n);
+    while let Some(i) = ready.pop_first() {
+        order.push(i);
+        for &j in &after[i] {
+            indegree[j] -= 1;
+            if indegree[j] == 0 {
+                ready.insert(j);
+            }
+        }
+    }
+    (order.len() == n).then_some(order)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{RunOptions, run};
+    use crate::transfer::LogGops;
+
+    fn ends(text: &str) -> Vec<u64> {
+        let schedule = parse("test.goal", text).unwrap();
+        let program = schedule
+            .to_program("test.goal", Network::LogGops(LogGops::default()))
+            .unwrap();
+        run(&program, RunOptions::TIMES).unwrap().ends
+    }
+
+    /// The dissemination pattern the way LogGOPSim's schedgen writes it:
+    /// in round k every rank sends to `r + 2^k` and receives from `r - 2^k`;
+    /// the next round's send requires this round's receive.
+    fn dissemination(p: u32) -> String {
+        let mut s = format!("num_ranks {p}\n\n");
+        for r in 0..p {
+            s += &format!("rank {r} {{\n");
+            let mut label = 1;
+            let mut dist = 1;
+            while dist < p {
+                let send = label;
+                s += &format!("l{send}: send 1b to {} tag 0\n", (r + dist) % p);
+                if send > 1 {
+                    s += &format!("l{send} requires l{}\n", send - 1);
+                }
+                s += &format!("l{}: recv 1b from {} tag 0\n", send + 1, (r + p - dist) % p);
+                label += 2;
+                dist *= 2;
+            }
+            s += "}\n\n";
+        }
+        s
+    }
+
+    #[test]
+    fn dissemination_16_ends_at_22000_on_every_rank_as_loggopsim_readme_says() {
+        // LogGOPSim README: "each host end time is printed (22000ns for our
+        // example with default parameters)". Per round: o + L to the first
+        // byte, o to handle it: 4 rounds of 5500 ns.
+        assert_eq!(ends(&dissemination(16)), vec![22000; 16]);
+    }
+
+    #[test]
+    fn ping_pong_one_byte() {
+        // r0 sends at 0 (o: CPU until 1500); the byte reaches r1 at
+        // o + L = 4000, r1 handles it until 5500 and sends back at 5500
+        // (CPU until 7000); it reaches r0 at 9500, handled until 11000.
+        let text = "num_ranks 2\nrank 0 {\nl1: send 1b to 1 tag 0\nl2: recv 1b from 1 tag 0\n}\n\
+                    rank 1 {\nl1: recv 1b from 0 tag 0\nl2: send 1b to 0 tag 0\nl2 requires l1\n}\n";
+        assert_eq!(ends(text), vec![11000, 7000]);
+    }
+
+    #[test]
+    fn rendezvous_message_above_s_completes_the_send_at_the_match() {
+        // 100000 b > S = 65535: rendezvous. r0 starts the send at 0 (CPU
+        // until 1500). The first byte reaches r1 at 4000, but r1 computes
+        // until 10000, so it handles the arrival at 10000:
+        // o + max((s-1)O, (s-1)G) = 1500 + 99999 * 6 = 601494 -> 611494.
+        // r1 posts its receive at 10000 (posting needs no CPU), which
+        // matches: r0's send completes at 10000.
+        let text = "num_ranks 2\nrank 0 {\nl1: send 100000b to 1 tag 5\n}\n\
+                    rank 1 {\nl1: calc 10000\nl2: recv 100000b from 0 tag 5\nl2 requires l1\n}\n";
+        assert_eq!(ends(text), vec![10000, 611494]);
+    }
+
+    #[test]
+    fn chain_of_four_with_calc() {
+        // r0: calc 1000, send 8 b at 1000 (CPU until 2500). Each hop: the
+        // first byte arrives o + L = 4000 after the send starts, is handled
+        // in o + 7G = 1542, then calc 500 and the next send (o = 1500):
+        // r1 handles at 5000 -> 6542, calc -> 7042, send until 8542;
+        // r2 handles at 11042 -> 12584, calc -> 13084, send until 14584;
+        // r3 handles at 17084 -> 18626, calc -> 19126.
+        let mut text = String::from(
+            "num_ranks 4\nrank 0 {\nl1: calc 1000\nl2: send 8b to 1\nl2 requires l1\n}\n",
+        );
+        for r in 1..4 {
+            text += &format!(
+                "rank {r} {{\n/* receive, work, pass on */\nl1: recv 8b from {} tag 0\nl2: calc 500\nl2 requires l1\n",
+                r - 1
+            );
+            if r < 3 {
+                text += &format!("l3: send 8b to {} // next\nl3 requires l2\n", r + 1);
+            }
+            text += "}\n";
+        }
+        assert_eq!(ends(&text), vec![2500, 8542, 14584, 19126]);
+    }
+
+    fn ends_with(text: &str, network: LogGops) -> Vec<u64> {
+        let schedule = parse("test.goal", text).unwrap();
+        let program = schedule
+            .to_program("test.goal", Network::LogGops(network))
+            .unwrap();
+        run(&program, RunOptions::TIMES).unwrap().ends
+    }
+
+    /// Binomial broadcast on 4 ranks: 0 -> 2, 0 -> 1, 2 -> 3.
+    const BINOMIAL_4: &str = "num_ranks 4\n\
+        rank 0 {\nl1: send 1b to 2 tag 0\nl2: send 1b to 1 tag 0\n}\n\
+        rank 1 {\nl1: recv 1b from 0 tag 0\n}\n\
+        rank 2 {\nl1: recv 1b from 0 tag 0\nl2: send 1b to 3 tag 0\nl2 requires l1\n}\n\
+        rank 3 {\nl1: recv 1b from 2 tag 0\n}\n";
+
+    #[test]
+    fn binomial_broadcast_serialises_the_roots_sends_on_o() {
+        // Defaults (o = 1500 > g = 1000): r0's second send waits for the
+        // CPU: starts at 1500, CPU until 3000. r2 handles its byte at
+        // 4000 -> 5500 and forwards at 5500 (CPU until 7000); r1's byte
+        // arrives at 1500 + 4000 = 5500 -> 7000; r3's at 9500 -> 11000.
+        assert_eq!(ends(BINOMIAL_4), vec![3000, 7000, 7000, 11000]);
+    }
+
+    #[test]
+    fn binomial_broadcast_serialises_the_roots_sends_on_g() {
+        // o = 500 < g = 1000: r0's second send waits for the NIC's gap:
+        // starts at 1000 (CPU until 1500). Bytes arrive o + L = 3000
+        // after a send starts: r2 at 3000 -> 3500, forwards at 3500 (CPU
+        // until 4000); r1 at 4000 -> 4500; r3 at 6500 -> 7000.
+        let p = LogGops {
+            overhead: 500,
+            ..LogGops::default()
+        };
+        assert_eq!(ends_with(BINOMIAL_4, p), vec![1500, 4500, 4000, 7000]);
+    }
+
+    #[test]
+    fn two_arrivals_at_once_queue_on_the_receivers_cpu() {
+        // r1 and r2 both send at 0; both bytes arrive at 4000. r0 handles
+        // the first until 5500 (its NIC is busy until 5000), the second
+        // from 5500 to 7000.
+        let text = "num_ranks 3\nrank 0 {\nrecv 1b from 1 tag 0\nrecv 1b from 2 tag 0\n}\n\
+                    rank 1 {\nsend 1b to 0 tag 0\n}\nrank 2 {\nsend 1b to 0 tag 0\n}\n";
+        assert_eq!(ends(text), vec![7000, 1500, 1500]);
+    }
+
+    #[test]
+    fn errors_name_file_line_and_expectation() {
+        let e = parse("bad.goal", "num_ranks 2\nrank 0 {\nl1: send 8 to 1\n}\n").unwrap_err();
+        assert_eq!(e.to_string(), "bad.goal:3: expected \"b\", found \"to\"");
+        let e = parse(
+            "bad.goal",
+            "num_ranks 2\nrank 0 {\nl1: calc 5\nl1 requires l9\n}\n",
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "bad.goal:4: a dependency references label l9, which is undefined"
+        );
+        let e = parse("bad.goal", "num_ranks 2\nrank 0 {\nl1: calc 5\n").unwrap_err();
+        assert!(
+            e.to_string().starts_with("bad.goal:4: expected \"}\""),
+            "{e}"
+        );
+        let e = parse("bad.goal", "num_ranks 2\nrank 3 {\n}\n").unwrap_err();
+        assert_eq!(e.to_string(), "bad.goal:2: rank 3 is not below num_ranks 2");
+        let e = parse("bad.goal", "rank 0 {\n}\n").unwrap_err();
+        assert!(e.to_string().contains("num_ranks"), "{e}");
+        let e = parse(
+            "bad.goal",
+            "num_ranks 1\nrank 0 {\n\nl1: calc 99999999999999999\n}\n",
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("bad.goal:4: calc 99999999999999999 is longer"),
+            "{e}"
+        );
+        let e = parse("bad.goal", "num_ranks 1\nrank 0 {\nl1: calc 5 cpu 1\n}\n").unwrap_err();
+        assert!(e.to_string().starts_with("bad.goal:3: cpu 1"), "{e}");
+    }
+
+    #[test]
+    fn wildcards_and_comments_parse() {
+        let s = parse("w.goal", "num_ranks 2 // two\n/* a\n b */\nrank 1 {\nrecv 4b from -1 tag -1\n}\nrank 0 {\nsend 4b to 1 tag 3 cpu 0 nic 0\n}\n").unwrap();
+        assert_eq!(
+            s.ranks[1][0].op,
+            GoalOp::Recv {
+                bytes: 4,
+                from: None,
+                tag: None
+            }
+        );
+        assert_eq!(
+            s.ranks[0][0].op,
+            GoalOp::Send {
+                bytes: 4,
+                to: 1,
+                tag: 3
+            }
+        );
+        assert_eq!(s.ranks[0][0].line, 8);
+    }
+
+    #[test]
+    fn cycle_is_an_error() {
+        let s = parse(
+            "c.goal",
+            "num_ranks 1\nrank 0 {\nl1: calc 1\nl2: calc 2\nl1 requires l2\nl2 requires l1\n}\n",
+        )
+        .unwrap();
+        assert!(s.to_program("c.goal", Network::default()).is_err());
+    }
+}
