@@ -31,10 +31,10 @@
 //! let mut receiver = Location::<1, 16>::new(Config::new(1, [7]).calibration(calibration), 0);
 //! sender.on_enter(7, 0, 100)?;            // region 7 from call site 0
 //! let times = sender.on_exit(7, 250)?.expect("the frame fits");
-//! assert_eq!(times.inclusive, 150 - 10 - 10); // R2: minus the enter's and exit's costs inside it
+//! assert_eq!(times.inclusive, 150 - 10); // R2: minus the enter's cost inside the region
 //! let piggyback = sender.on_release(260)?; // R3
 //! let merged = receiver.on_merge(20, 265, &[Dependency::message(&piggyback, 5, 0)])?;
-//! assert_eq!(merged.compensated_wait, 245 - 80); // the sender's 80 ns of overhead are not waited for
+//! assert_eq!(merged.compensated_wait, 245 - 40); // the sender's 40 ns of overhead are not waited for
 //! # Ok::<(), heisen_core::KernelError>(())
 //! ```
 //!

@@ -419,6 +419,7 @@ impl<const K: usize, const D: usize> Location<K, D> {
     // ----- regions (R2, R7) ------------------------------------------------
 
     /// Enters region `region` (called from call site `site`) at measured time `t`.
+    #[inline]
     pub fn on_enter(&mut self, region: u32, site: u32, t: u64) -> Result<(), KernelError> {
         self.enter(region, site, FrameKind::Region, t)
     }
@@ -430,6 +431,7 @@ impl<const K: usize, const D: usize> Location<K, D> {
 
     /// Exits region `region` at measured time `t`; returns its times (R2),
     /// or `None` when the frame was beyond the stack's capacity.
+    #[inline]
     pub fn on_exit(&mut self, region: u32, t: u64) -> Result<Option<Exited>, KernelError> {
         self.exit(region, FrameKind::Region, t)
     }
@@ -712,13 +714,20 @@ impl<const K: usize, const D: usize> Location<K, D> {
         };
         // R9: a stopped or not-yet-started location sends no path data.
         if self.path_state == PathState::Active {
-            let s = self.path_at(clock);
             p.flags = p.flags.with(Flags::PATH);
-            p.longest = s.longest;
-            p.transfer = s.transfer;
-            p.inclusive = s.inclusive;
-            p.exclusive = s.exclusive;
-            p.net = s.net;
+            p.longest = clock + self.longest;
+            p.transfer = self.transfer;
+            // The lazy representation materialised in place (see path_at).
+            for k in 0..K {
+                let open = self.active[k] > 0;
+                p.inclusive[k] = self.inclusive[k] + if open { clock } else { 0 };
+                p.net[k] = self.net[k] + if open { 0 } else { clock };
+            }
+            p.exclusive = self.exclusive;
+            let top = self.top_slot();
+            if top != NO_SLOT {
+                p.exclusive[usize::from(top)] += clock;
+            }
         }
         p
     }
@@ -787,21 +796,50 @@ impl<const K: usize, const D: usize> Location<K, D> {
         // R5: x' = e - a(e); R4: w' = w + x - x' = a(e) - a(b).
         self.delay = (end as i64 - approximated_end).max(0) as u64;
         let mut arrival = None;
+        let mut transfer = 0;
+        // R7 ties: compare against the running winner's location, not ours.
+        let mut winner = self.id;
         for dep in deps {
             let p = dep.piggyback;
-            if p.flags.contains(Flags::DELAY) && p.flags.contains(Flags::TIMESTAMP) {
-                let l = dep.transfer(begin, end);
-                let a = p.approximated + l.estimate;
+            let timestamped = p.flags.contains(Flags::DELAY.with(Flags::TIMESTAMP));
+            // R5: l_j, computed once per dependency.
+            let l = if timestamped {
+                dep.transfer(begin, end).estimate
+            } else {
+                0
+            };
+            if timestamped {
+                // R11: the approximated arrival of the latest dependency.
+                let a = p.approximated + l;
                 arrival = Some(arrival.map_or(a, |b: i64| b.max(a)));
             }
+            if !p.flags.contains(Flags::PATH) {
+                continue;
+            }
+            match self.path_state {
+                // R9, 003 §2.3 case 3: path data reaching an idle location starts it.
+                PathState::Idle => self.begin_path(),
+                PathState::Active => {}
+                // R9: a stopped location ignores path data.
+                PathState::Stopped => continue,
+            }
+            // R7: l_j is 0 in the delay-only form (Hollingsworth, 003
+            // Fig. 2) and the R5 transfer estimate otherwise.
+            let l = if self.form == Form::Timestamped { l } else { 0 };
+            if self.merge_one(
+                winner,
+                p.longest,
+                p.transfer,
+                p.location,
+                &p.inclusive,
+                &p.exclusive,
+                &p.net,
+                l,
+            ) {
+                transfer = l;
+                winner = p.location;
+            }
         }
-        let form = self.form;
-        let transfer = self.merge_paths(deps.iter().filter_map(|dep| {
-            let path = Snapshot::of_piggyback(dep.piggyback)?;
-            // R7: l_j is 0 in the delay-only form (Hollingsworth) and the
-            // R5 transfer estimate otherwise.
-            Some((path, merge::path_transfer(form, begin, end, dep)))
-        }));
         self.last_approximated = approximated_end;
         self.last_measured = end;
         // R1: unpacking and merging is an instrumentation action.
@@ -816,6 +854,73 @@ impl<const K: usize, const D: usize> Location<K, D> {
             arrival,
             transfer,
         }
+    }
+
+    /// R7 at a merge, for one incoming path, on the lazy representation:
+    /// `n[k] = max(n[k], n_j[k] + l)` per k, and the shares of the winner of
+    /// `(L, lower location)` against the running `winner` (003 Fig. 2
+    /// l.23-25, Fig. 4 l.6-9). No `Snapshot` is materialised. Returns
+    /// whether the incoming path won.
+    #[inline]
+    #[allow(clippy::too_many_arguments)] // reason: the fields of a Piggyback or a Snapshot, borrowed, so neither is copied
+    fn merge_one(
+        &mut self,
+        winner: u32,
+        longest: i64,
+        transfer: i64,
+        location: u32,
+        inclusive: &[i64; K],
+        exclusive: &[i64; K],
+        net: &[i64; K],
+        l: i64,
+    ) -> bool {
+        let clock = self.clock;
+        // R7: n'[k] = max(n[k], n_j[k] + l) for each k; in the lazy form an
+        // inactive region's net is stored minus `clock` (branch-free mask).
+        for ((own, &theirs), &open) in self.net.iter_mut().zip(net).zip(&self.active) {
+            let inactive = i64::from(open == 0).wrapping_neg();
+            *own = (*own).max(theirs + l - (clock & inactive));
+        }
+        let incoming = longest + l;
+        let local = clock + self.longest;
+        let wins = match incoming.cmp(&local) {
+            core::cmp::Ordering::Greater => true,
+            core::cmp::Ordering::Less => false,
+            core::cmp::Ordering::Equal => {
+                if location != winner {
+                    location < winner
+                } else {
+                    // Same length and location (rare): the full order of `beats`.
+                    let mut cur = self.path_at(clock);
+                    cur.location = winner;
+                    let mut path = cur;
+                    path.longest = incoming;
+                    path.transfer = transfer + l;
+                    path.inclusive = *inclusive;
+                    path.exclusive = *exclusive;
+                    path.location = location;
+                    path.beats(&cur)
+                }
+            }
+        };
+        if wins {
+            let top = self.top_slot();
+            self.longest = incoming - clock;
+            self.transfer = transfer + l;
+            // The winner's shares, stored lazily: an active region's
+            // inclusive share and the top region's exclusive share grow.
+            for ((own, &theirs), &open) in
+                self.inclusive.iter_mut().zip(inclusive).zip(&self.active)
+            {
+                let active = i64::from(open != 0).wrapping_neg();
+                *own = theirs - (clock & active);
+            }
+            self.exclusive = *exclusive;
+            if usize::from(top) < K {
+                self.exclusive[usize::from(top)] -= clock;
+            }
+        }
+        wins
     }
 
     /// R7 at a merge: `L' = max(L, max_j (L_j + l_j))` with the shares of

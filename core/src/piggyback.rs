@@ -124,23 +124,21 @@ impl<const K: usize> Piggyback<K> {
         out[4..8].copy_from_slice(&self.flags.0.to_le_bytes());
         out[8..12].copy_from_slice(&self.location.to_le_bytes());
         out[12..16].copy_from_slice(&0u32.to_le_bytes());
-        let mut words = out[HEADER_LEN..].chunks_exact_mut(8);
-        let mut put = |v: [u8; 8]| {
-            if let Some(w) = words.next() {
-                w.copy_from_slice(&v);
-            }
-        };
-        put(self.delay.to_le_bytes());
-        put(self.approximated.to_le_bytes());
-        put(self.longest.to_le_bytes());
-        put(self.transfer.to_le_bytes());
-        for v in self
-            .inclusive
-            .iter()
-            .chain(&self.exclusive)
-            .chain(&self.net)
-        {
-            put(v.to_le_bytes());
+        let (head, tail) = out[HEADER_LEN..].split_at_mut(32);
+        head[0..8].copy_from_slice(&self.delay.to_le_bytes());
+        head[8..16].copy_from_slice(&self.approximated.to_le_bytes());
+        head[16..24].copy_from_slice(&self.longest.to_le_bytes());
+        head[24..32].copy_from_slice(&self.transfer.to_le_bytes());
+        let (inclusive, rest) = tail.split_at_mut(8 * K);
+        let (exclusive, net) = rest.split_at_mut(8 * K);
+        for (w, v) in inclusive.chunks_exact_mut(8).zip(&self.inclusive) {
+            w.copy_from_slice(&v.to_le_bytes());
+        }
+        for (w, v) in exclusive.chunks_exact_mut(8).zip(&self.exclusive) {
+            w.copy_from_slice(&v.to_le_bytes());
+        }
+        for (w, v) in net.chunks_exact_mut(8).zip(&self.net) {
+            w.copy_from_slice(&v.to_le_bytes());
         }
         Ok(needed)
     }
