@@ -36,6 +36,9 @@ use crate::piggyback::{Flags, Piggyback};
 /// Slot value of a frame whose region is not selected.
 const NO_SLOT: u8 = u8::MAX;
 
+/// Buckets of the open-region counts that short-cut the recursion check.
+const OPEN_BUCKETS: usize = 64;
+
 /// What kind of frame a region-stack entry is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
@@ -271,6 +274,10 @@ pub struct Location<const K: usize, const D: usize> {
     net: [i64; K],
     active: [u32; K],
     stack: Vec<Frame, D>,
+    /// Open region frames per `region % OPEN_BUCKETS`: the stack is searched
+    /// for a recursive call (002 Fig. 11) only when the bucket is non-zero,
+    /// so a non-recursive enter costs O(1) whatever the depth.
+    open: [u16; OPEN_BUCKETS],
     lost_frames: u64,
     lost_open: u32,
     overcompensation: Overcompensation,
@@ -303,6 +310,7 @@ impl<const K: usize, const D: usize> Location<K, D> {
             net: [0; K],
             active: [0; K],
             stack: Vec::new(),
+            open: [0; OPEN_BUCKETS],
             lost_frames: 0,
             lost_open: 0,
             overcompensation: Overcompensation::default(),
@@ -459,11 +467,15 @@ impl<const K: usize, const D: usize> Location<K, D> {
         } else {
             // 002 Fig. 11: a region already on the stack is a recursive call;
             // it folds into the outermost frame, as if the call did not exist.
-            let folded = kind == FrameKind::Region
-                && self
-                    .stack
-                    .iter()
-                    .any(|f| f.kind == FrameKind::Region && f.region == region);
+            let folded = kind == FrameKind::Region && {
+                let bucket = &mut self.open[region as usize % OPEN_BUCKETS];
+                *bucket += 1;
+                *bucket > 1
+                    && self
+                        .stack
+                        .iter()
+                        .any(|f| f.kind == FrameKind::Region && f.region == region)
+            };
             let slot = match kind {
                 FrameKind::Region => self.slot_of(region).map_or(NO_SLOT, |s| s as u8),
                 FrameKind::Loop => NO_SLOT,
@@ -526,6 +538,9 @@ impl<const K: usize, const D: usize> Location<K, D> {
             None
         } else {
             self.stack.pop().map(|f| {
+                if f.kind == FrameKind::Region {
+                    self.open[f.region as usize % OPEN_BUCKETS] -= 1;
+                }
                 let new_top = self.top_slot();
                 if f.slot != NO_SLOT {
                     self.deactivate(usize::from(f.slot));
