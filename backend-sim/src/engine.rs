@@ -13,23 +13,51 @@
 
 use core::cmp::Reverse;
 use core::fmt;
-use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::rc::Rc;
+use std::sync::Arc;
 
+use heisen_core::report::{CriticalPath, LOCATION_NAME_LEN, LocationReport, LocationValues};
+use heisen_core::stats::Profile;
 use heisen_core::{
-    Calibration, Config, Dependency, Exchange, Form, KernelError, Location, Piggyback,
+    Calibration, Config, Dependency, Exchange, Form, KernelError, Location, Merged, Piggyback,
 };
 use rand_chacha::ChaCha8Rng;
 use rand_core::{Rng, SeedableRng};
 
+use crate::analysis::{CpuClock, CpuTimes, Edge, LocationActivity, Step, WildcardSite, Wildcards};
 use crate::program::{Collective, Dest, Duration, LocationId, Op, Program, Shape, Source, Tag};
+use crate::queue::EventQueue;
 use crate::transfer::Network;
 
 /// Number of selected regions whose critical-path shares and nets travel
-/// in every piggyback (the first `SELECTED` regions of the program).
-pub const SELECTED: usize = 4;
-/// Region-stack capacity of each kernel location (R12).
-pub const DEPTH: usize = 64;
+/// in every piggyback: the first `SELECTED` regions of the program, in
+/// program order (003 §2.2: the profile covers a selected set). 16 covers
+/// every built-in scenario; a program with more regions gets an online
+/// profile of its first 16, says so
+/// ([`CpProfile::uncovered`](crate::analysis::CpProfile::uncovered)), and
+/// the offline analysis of the truth still covers all of them.
+pub const SELECTED: usize = 16;
+/// Region-stack capacity of each kernel location (R12); deeper frames are
+/// counted by the kernel, not kept. With `SELECTED = 16`, 32 frames make a
+/// kernel 2.3 KiB (it was 3.4 KiB with 4 regions and 64 frames); a
+/// location keeps two, one per form. Measured on a 1,024-rank sendrecv
+/// and allreduce run with kernels on, 16 regions cost about a quarter of
+/// the engine's speed against 4 (merges are O(K)) and no memory; on the
+/// enter/exit-heavy master/worker no measurable speed.
+pub const DEPTH: usize = 32;
+
+/// Region records per location in a run's report (R12).
+pub const REPORT_REGIONS: usize = 32;
+/// Communication records per location in a run's report (the simulator
+/// does not fill this table yet).
+pub const REPORT_COMMS: usize = 2;
+/// Loop records per location in a run's report (R12).
+pub const REPORT_LOOPS: usize = 16;
+/// The bounded statistics the timestamped kernel's exits fill (R12).
+pub type SimProfile = Profile<REPORT_REGIONS, REPORT_COMMS, REPORT_LOOPS>;
+/// One location's report in the core's report format (`docs/report.md`).
+pub type SimReport = LocationReport<SELECTED, REPORT_REGIONS, REPORT_COMMS, REPORT_LOOPS>;
 
 /// The kernel location type the simulator drives.
 pub type Kernel = Location<SELECTED, DEPTH>;
@@ -170,6 +198,22 @@ pub struct RunResult {
     pub paths: Option<Vec<heisen_core::Snapshot<SELECTED>>>,
     /// Per-operation trace, when requested.
     pub trace: Option<Vec<TraceEvent>>,
+    /// Per location, the timestamped kernel's report (R12 statistics, final
+    /// delay, critical path), when kernels ran.
+    pub reports: Option<Vec<SimReport>>,
+    /// The approximated begin and end (timestamped form, `a = t - x`) of
+    /// every trace event, index for index, when a trace was kept with
+    /// kernels. Overhead events have no meaning here.
+    pub approximated: Option<Vec<(i64, i64)>>,
+    /// Per location, its kernel events as the activity graph of the run
+    /// ([`crate::analysis`]), when a trace was kept with kernels.
+    pub activity: Option<Vec<LocationActivity>>,
+    /// Per location, CPU time per region id from the timestamped kernel's
+    /// times (waiting excluded), when kernels ran.
+    pub cpu: Option<Vec<CpuTimes>>,
+    /// Wildcard receive call sites with their matches and the reorderings
+    /// the timestamped kernel's approximated arrivals reveal (R11).
+    pub wildcards: Vec<WildcardSite>,
 }
 
 /// Runs `program` once.
@@ -345,6 +389,8 @@ type Pbs = Rc<Records>;
 /// The piggybacks of both forms that one dependency carries (R3).
 #[derive(Clone, Copy, Debug)]
 struct Records {
+    /// Names the release in the activity graph ([`Step::Release`]).
+    id: u64,
     timestamped: Piggyback<SELECTED>,
     delay_only: Piggyback<SELECTED>,
 }
@@ -366,6 +412,14 @@ struct Dep {
 struct Probe {
     timestamped: Kernel,
     delay_only: Kernel,
+    /// The timestamped kernel's exits, for the report (R12).
+    profile: SimProfile,
+    /// CPU time per region from the timestamped kernel's times.
+    cpu: CpuClock,
+    /// Wildcard matches and reorderings (R11), once there is one.
+    wildcards: Option<Box<Wildcards>>,
+    /// Next release id of this location.
+    next_release: u64,
 }
 
 impl Probe {
@@ -374,7 +428,16 @@ impl Probe {
         Probe {
             timestamped: Location::new(config.form(Form::Timestamped), start),
             delay_only: Location::new(config.form(Form::DelayOnly), start),
+            profile: SimProfile::new(),
+            cpu: CpuClock::new(start as i64),
+            wildcards: None,
+            next_release: u64::from(id) << 32,
         }
+    }
+
+    fn next_id(&mut self) -> u64 {
+        self.next_release += 1;
+        self.next_release
     }
 
     fn both<T>(
@@ -389,52 +452,46 @@ impl Probe {
     fn release(&mut self, t: u64) -> Result<Pbs, KernelError> {
         let (timestamped, delay_only) = self.both(|k| k.on_release(t))?;
         Ok(Rc::new(Records {
+            id: self.next_id(),
             timestamped,
             delay_only,
         }))
     }
 
-    fn peek(&self, t: u64) -> Pbs {
+    fn peek(&mut self, t: u64) -> Pbs {
         Rc::new(Records {
+            id: self.next_id(),
             timestamped: self.timestamped.peek(t),
             delay_only: self.delay_only.peek(t),
         })
     }
 
-    fn merge(&mut self, begin: u64, end: u64, deps: &[Dep]) -> Result<(), KernelError> {
+    /// Both forms merge; returns the timestamped form's outcome.
+    fn merge(&mut self, begin: u64, end: u64, deps: &[Dep]) -> Result<Merged, KernelError> {
         let ts: Vec<Dependency<'_, SELECTED>> = deps
             .iter()
             .map(|d| Dependency::message(&d.pbs.timestamped, d.model, d.copy).arrived(d.arrived))
             .collect();
-        self.timestamped.on_merge(begin, end, &ts)?;
+        let merged = self.timestamped.on_merge(begin, end, &ts)?;
         let dly: Vec<Dependency<'_, SELECTED>> = deps
             .iter()
             .map(|d| Dependency::message(&d.pbs.delay_only, d.model, d.copy).arrived(d.arrived))
             .collect();
         self.delay_only.on_merge(begin, end, &dly)?;
-        Ok(())
+        Ok(merged)
     }
 
+    /// Completes an n-to-n collective given the reduction of every
+    /// participant's entry record, one per form (R6).
     fn collective(
         &mut self,
         begin: u64,
         end: u64,
-        entries: &[(Pbs, u64)],
-    ) -> Result<(), KernelError> {
-        // R6, 001 eq. 12-13: every participant folds all entry records.
-        let ts: Vec<Exchange<SELECTED>> = entries
-            .iter()
-            .map(|(p, w)| Exchange::entry(&p.timestamped, *w))
-            .collect();
-        self.timestamped
-            .on_collective(begin, end, &Exchange::fold(&ts))?;
-        let dly: Vec<Exchange<SELECTED>> = entries
-            .iter()
-            .map(|(p, w)| Exchange::entry(&p.delay_only, *w))
-            .collect();
-        self.delay_only
-            .on_collective(begin, end, &Exchange::fold(&dly))?;
-        Ok(())
+        folded: &(Exchange<SELECTED>, Exchange<SELECTED>),
+    ) -> Result<Merged, KernelError> {
+        let merged = self.timestamped.on_collective(begin, end, &folded.0)?;
+        self.delay_only.on_collective(begin, end, &folded.1)?;
+        Ok(merged)
     }
 }
 
@@ -453,6 +510,8 @@ struct Request {
     kind: ReqKind,
     /// When the dependency was satisfied (message handled, send matched).
     satisfied: Option<u64>,
+    /// Call site of a wildcard receive (R11).
+    site: Option<u32>,
     deps: Vec<Dep>,
     source: Option<LocationId>,
 }
@@ -534,7 +593,9 @@ struct Loc {
     released: Option<(u64, Option<Pbs>)>,
     /// The enter/exit clock read already happened for the current instruction.
     read_done: bool,
-    rng: ChaCha8Rng,
+    /// The location's own ChaCha stream, made at its first random draw
+    /// (304 bytes that GOAL schedules and fixed computes never need).
+    rng: Option<Box<ChaCha8Rng>>,
     collectives: u64,
     end: Option<u64>,
     end_pbs: Option<Pbs>,
@@ -582,7 +643,7 @@ struct Engine<'p> {
     network: Network,
     world: Vec<LocationId>,
     locs: Vec<Loc>,
-    heap: BinaryHeap<Reverse<(u64, u64, EventKind)>>,
+    heap: EventQueue<EventKind>,
     seq: u64,
     now: u64,
     events: u64,
@@ -594,6 +655,9 @@ struct Engine<'p> {
     barriers: HashMap<u32, Vec<(LocationId, u64, Option<Pbs>)>>,
     queues: HashMap<u32, QueueState>,
     trace: Option<Vec<TraceEvent>>,
+    approximated: Option<Vec<(i64, i64)>>,
+    /// The activity graph, kept with a trace when kernels run.
+    activity: Option<Vec<LocationActivity>>,
     selected: [u32; SELECTED],
 }
 
@@ -617,7 +681,7 @@ impl<'p> Engine<'p> {
             network: program.network,
             world: program.ranks(),
             locs: Vec::with_capacity(program.locations.len()),
-            heap: BinaryHeap::new(),
+            heap: EventQueue::new(),
             seq: 0,
             now: 0,
             events: 0,
@@ -629,14 +693,15 @@ impl<'p> Engine<'p> {
             barriers: HashMap::new(),
             queues: HashMap::new(),
             trace: options.trace.then(Vec::new),
+            approximated: (options.trace && options.kernels).then(Vec::new),
+            activity: (options.trace && options.kernels)
+                .then(|| vec![LocationActivity::default(); program.locations.len()]),
             selected,
         };
         for (i, spec) in program.locations.iter().enumerate() {
             let mut code = Vec::new();
             compile(&spec.body, &mut code);
             code.shrink_to_fit();
-            let mut rng = ChaCha8Rng::seed_from_u64(program.seed);
-            rng.set_stream(i as u64);
             let started = !spec.spawned;
             engine.locs.push(Loc {
                 code,
@@ -657,7 +722,7 @@ impl<'p> Engine<'p> {
                 last_source: None,
                 released: None,
                 read_done: false,
-                rng,
+                rng: None,
                 collectives: 0,
                 end: None,
                 end_pbs: None,
@@ -688,6 +753,11 @@ impl<'p> Engine<'p> {
     /// from the release at their source to their arrival here.
     fn record_edges(&mut self, location: LocationId, deps: &[Dep]) {
         if let Some(t) = &mut self.trace {
+            // Called after the merge: the edge ends at the merge's a(e).
+            let end_a = self.locs[location as usize]
+                .probe
+                .as_ref()
+                .map(|p| p.timestamped.last_approximated());
             for d in deps {
                 let p = &d.pbs.timestamped;
                 t.push(TraceEvent {
@@ -696,11 +766,27 @@ impl<'p> Engine<'p> {
                     begin: p.measured().max(0) as u64,
                     end: d.arrived,
                 });
+                if let Some(a) = &mut self.approximated {
+                    a.push((p.approximated, end_a.unwrap_or(d.arrived as i64)));
+                }
             }
         }
     }
 
     fn record(&mut self, location: LocationId, what: TraceKind, begin: u64, end: u64) {
+        self.record_merged(location, what, begin, end, None);
+    }
+
+    /// [`Self::record`], with the timestamped kernel's outcome when the
+    /// event is a merge: its approximated wait is `[a(e) - w', a(e)]`.
+    fn record_merged(
+        &mut self,
+        location: LocationId,
+        what: TraceKind,
+        begin: u64,
+        end: u64,
+        merged: Option<Merged>,
+    ) {
         if let Some(t) = &mut self.trace {
             t.push(TraceEvent {
                 location,
@@ -708,6 +794,13 @@ impl<'p> Engine<'p> {
                 begin,
                 end,
             });
+            if let Some(a) = &mut self.approximated {
+                let kernel = self.locs[location as usize]
+                    .probe
+                    .as_ref()
+                    .map(|p| &p.timestamped);
+                a.push(approximate(kernel, what, begin, end, merged));
+            }
         }
     }
 
@@ -768,9 +861,51 @@ impl<'p> Engine<'p> {
             self.locs
                 .iter()
                 .map(|l| {
-                    l.probe
-                        .as_ref()
-                        .map_or(heisen_core::Snapshot::ZERO, |p| p.timestamped.snapshot())
+                    // R7: the path at the location's end, trailing work included.
+                    l.probe.as_ref().map_or(heisen_core::Snapshot::ZERO, |p| {
+                        let end = l.end.unwrap_or(0).max(p.timestamped.last_measured());
+                        heisen_core::Snapshot::of_piggyback(&p.timestamped.peek(end))
+                            .unwrap_or_else(|| p.timestamped.snapshot())
+                    })
+                })
+                .collect()
+        });
+        let cpu = self.options.kernels.then(|| {
+            self.locs
+                .iter()
+                .map(|l| {
+                    l.probe.as_ref().map_or_else(CpuTimes::default, |p| {
+                        let mut clock = p.cpu.clone();
+                        let end = l.end.unwrap_or(0).max(p.timestamped.last_measured());
+                        clock.on_end(end as i64 - p.timestamped.delay() as i64);
+                        clock.times().clone()
+                    })
+                })
+                .collect()
+        });
+        let wildcards = self
+            .locs
+            .iter()
+            .enumerate()
+            .filter_map(|(i, l)| {
+                let w = l.probe.as_ref()?.wildcards.as_ref()?;
+                Some(w.sites(i as LocationId))
+            })
+            .flatten()
+            .collect();
+        let activity = self.activity.map(|mut log| {
+            for (a, l) in log.iter_mut().zip(&self.locs) {
+                a.end = l.end.unwrap_or(0);
+            }
+            log
+        });
+        let reports = self.options.kernels.then(|| {
+            self.locs
+                .iter()
+                .enumerate()
+                .map(|(i, l)| {
+                    let selected = self.program.regions.len().min(SELECTED);
+                    report_of(i as u32, &self.program.locations[i].name, l, selected)
                 })
                 .collect()
         });
@@ -780,6 +915,11 @@ impl<'p> Engine<'p> {
             estimates,
             paths,
             trace: self.trace,
+            reports,
+            approximated: self.approximated,
+            activity,
+            cpu,
+            wildcards,
         }
     }
 
@@ -842,12 +982,23 @@ impl<'p> Engine<'p> {
                     }
                     let pc = self.locs[li].pc as u32;
                     if let Some(p) = &mut self.locs[li].probe {
-                        let r = if enter {
-                            p.both(|k| k.on_enter(region, pc, now)).map(|_| ())
+                        if enter {
+                            p.both(|k| k.on_enter(region, pc, now)).map_err(kerr(l))?;
+                            p.cpu.on_enter(region, p.timestamped.last_approximated());
                         } else {
-                            p.both(|k| k.on_exit(region, now)).map(|_| ())
+                            let (exited, _) =
+                                p.both(|k| k.on_exit(region, now)).map_err(kerr(l))?;
+                            if let Some(e) = exited {
+                                p.profile.record_exit(&e);
+                            }
+                            p.cpu.on_exit(region, p.timestamped.last_approximated());
+                        }
+                        let step = if enter {
+                            Step::Enter { region, at: now }
+                        } else {
+                            Step::Exit { region, at: now }
                         };
-                        r.map_err(kerr(l))?;
+                        self.log(l, step);
                     }
                     self.record(
                         l,
@@ -916,7 +1067,10 @@ impl<'p> Engine<'p> {
                         return self.next_step(l);
                     }
                     if let Some(p) = &mut loc.probe {
-                        p.both(|k| k.on_loop_exit(id, now)).map_err(kerr(l))?;
+                        let (exited, _) = p.both(|k| k.on_loop_exit(id, now)).map_err(kerr(l))?;
+                        if let Some(e) = exited {
+                            p.profile.record_exit(&e);
+                        }
                     }
                     let loc = &mut self.locs[li];
                     loc.read_done = false;
@@ -928,8 +1082,19 @@ impl<'p> Engine<'p> {
                     }
                 }
                 Instr::Compute(d) => {
+                    let seed = self.program.seed;
                     let loc = &mut self.locs[li];
-                    let ns = draw(&mut loc.rng, d);
+                    let ns = match d {
+                        Duration::Fixed(ns) => ns,
+                        _ => draw(
+                            loc.rng.get_or_insert_with(|| {
+                                let mut rng = ChaCha8Rng::seed_from_u64(seed);
+                                rng.set_stream(u64::from(l));
+                                Box::new(rng)
+                            }),
+                            d,
+                        ),
+                    };
                     loc.pc += 1;
                     if ns > 0 {
                         loc.cpu_free = now + ns;
@@ -990,6 +1155,7 @@ impl<'p> Engine<'p> {
                                 wire: cost.wire,
                             },
                             satisfied: None,
+                            site: None,
                             deps: Vec::new(),
                             source: None,
                         });
@@ -1156,6 +1322,25 @@ impl<'p> Engine<'p> {
                                     k.on_start(start, &Dependency::immediate(pb))
                                 })
                                 .map_err(err)?;
+                            probe.cpu = CpuClock::new(probe.timestamped.last_approximated());
+                            let a = probe.timestamped.last_approximated();
+                            if self.activity.is_some() {
+                                let edges = edges_of(&dep_of(Some(p), 0, start));
+                                self.log(
+                                    child,
+                                    Step::Merge {
+                                        begin: start,
+                                        end: start,
+                                        edges,
+                                        collective: false,
+                                        compensated_wait: 0,
+                                        approximated_end: a,
+                                    },
+                                );
+                            }
+                        }
+                        if let Some(log) = &mut self.activity {
+                            log[ci].start = start;
                         }
                         self.locs[ci].probe = Some(Box::new(probe));
                     }
@@ -1200,13 +1385,15 @@ impl<'p> Engine<'p> {
         let id = self.next_request;
         self.next_request += 1;
         // Kept for a rendezvous send, whose completion depends on this post.
-        let pbs = self.locs[li].probe.as_ref().map(|p| p.peek(now));
+        let pbs = self.peek(l, now);
         let loc = &mut self.locs[li];
+        let site = (from == Source::Any).then_some(loc.pc as u32);
         loc.requests.push(Request {
             id,
             name: request,
             kind: ReqKind::Recv,
             satisfied: None,
+            site,
             deps: Vec::new(),
             source: None,
         });
@@ -1235,9 +1422,77 @@ impl<'p> Engine<'p> {
 
     fn release(&mut self, l: LocationId, t: u64) -> Result<Option<Pbs>, SimError> {
         let err = kerr(l);
-        match &mut self.locs[l as usize].probe {
-            Some(p) => p.release(t).map(Some).map_err(err),
-            None => Ok(None),
+        let pbs = match &mut self.locs[l as usize].probe {
+            Some(p) => p.release(t).map(Some).map_err(err)?,
+            None => None,
+        };
+        if let Some(p) = &pbs {
+            self.log(l, Step::Release { id: p.id, at: t });
+        }
+        Ok(pbs)
+    }
+
+    /// The record a release of `l` at `t` would carry, without changing
+    /// its kernels: an n-to-n entry or a posted receive (R3, R6).
+    fn peek(&mut self, l: LocationId, t: u64) -> Option<Pbs> {
+        let pbs = self.locs[l as usize].probe.as_mut().map(|p| p.peek(t));
+        if let Some(p) = &pbs {
+            self.log(l, Step::Release { id: p.id, at: t });
+        }
+        pbs
+    }
+
+    /// Appends a kernel event to `l`'s activity (when a graph is kept).
+    fn log(&mut self, l: LocationId, step: Step) {
+        if let Some(log) = &mut self.activity {
+            log[l as usize].steps.push(step);
+        }
+    }
+
+    /// A merge of `l` completed: its CPU clock skips the wait, and the
+    /// activity graph gets the merge with its dependency arcs.
+    fn on_merged(
+        &mut self,
+        l: LocationId,
+        begin: u64,
+        end: u64,
+        deps: &[Dep],
+        merged: Option<Merged>,
+    ) {
+        let edges = self.activity.is_some().then(|| edges_of(deps));
+        self.on_merged_edges(l, begin, end, edges, false, merged);
+    }
+
+    /// [`Self::on_merged`] with the arcs built already (shared by every
+    /// exit of an n-to-n collective).
+    fn on_merged_edges(
+        &mut self,
+        l: LocationId,
+        begin: u64,
+        end: u64,
+        edges: Option<Arc<[Edge]>>,
+        collective: bool,
+        merged: Option<Merged>,
+    ) {
+        let Some(m) = merged else {
+            return;
+        };
+        if let Some(p) = &mut self.locs[l as usize].probe {
+            p.cpu
+                .on_merge(m.approximated_end - m.compensated_wait, m.approximated_end);
+        }
+        if let Some(edges) = edges {
+            self.log(
+                l,
+                Step::Merge {
+                    begin,
+                    end,
+                    edges,
+                    collective,
+                    compensated_wait: m.compensated_wait,
+                    approximated_end: m.approximated_end,
+                },
+            );
         }
     }
 
@@ -1285,11 +1540,13 @@ impl<'p> Engine<'p> {
     ) -> Result<(), SimError> {
         let li = l as usize;
         let err = kerr(l);
+        let mut merged = None;
         if let Some(p) = &mut self.locs[li].probe {
-            p.merge(begin, end, deps).map_err(err)?;
+            merged = Some(p.merge(begin, end, deps).map_err(err)?);
         }
+        self.on_merged(l, begin, end, deps, merged);
         self.record_edges(l, deps);
-        self.record(l, TraceKind::Merge, begin, end);
+        self.record_merged(l, TraceKind::Merge, begin, end, merged);
         let loc = &mut self.locs[li];
         loc.state = State::Ready;
         loc.pc += 1;
@@ -1330,6 +1587,8 @@ impl<'p> Engine<'p> {
             ..
         } = &mut self.locs[li];
         let mut deps = Vec::new();
+        // Wildcard receives among them: (site, source, their deps).
+        let mut wild = Vec::new();
         requests.retain_mut(|r| {
             if !set.contains(r.id) {
                 return true;
@@ -1337,7 +1596,11 @@ impl<'p> Engine<'p> {
             if let Some(s) = r.source {
                 *last_source = Some(s);
             }
+            let first = deps.len();
             deps.append(&mut r.deps);
+            if let (Some(site), Some(source)) = (r.site, r.source) {
+                wild.push((site, source, first, deps.len()));
+            }
             false
         });
         let had_deps = !deps.is_empty();
@@ -1346,11 +1609,35 @@ impl<'p> Engine<'p> {
             // before the release, m.2 otherwise); R6 n-to-1 shape for a
             // wait on several receives.
             let err = kerr(l);
+            let mut merged = None;
             if let Some(p) = &mut self.locs[li].probe {
-                p.merge(begin, end, &deps).map_err(err)?;
+                merged = Some(p.merge(begin, end, &deps).map_err(err)?);
             }
+            if let (Some(m), Some(p)) = (merged, &mut self.locs[li].probe) {
+                for &(site, source, first, last) in &wild {
+                    // R11: the matched message's approximated arrival
+                    // a_j + l_j, as the timestamped kernel computed it (R5).
+                    let arrival = deps[first..last]
+                        .iter()
+                        .map(|d| {
+                            let pb = &d.pbs.timestamped;
+                            let dep = Dependency::message(pb, d.model, d.copy).arrived(d.arrived);
+                            pb.approximated + dep.transfer(begin, end).estimate
+                        })
+                        .max();
+                    if let Some(arrival) = arrival {
+                        p.wildcards.get_or_insert_default().observe(
+                            site,
+                            source,
+                            arrival,
+                            m.approximated_end,
+                        );
+                    }
+                }
+            }
+            self.on_merged(l, begin, end, &deps, merged);
             self.record_edges(l, &deps);
-            self.record(l, TraceKind::Merge, begin, end);
+            self.record_merged(l, TraceKind::Merge, begin, end, merged);
         }
         let loc = &mut self.locs[li];
         loc.state = State::Ready;
@@ -1506,7 +1793,7 @@ impl<'p> Engine<'p> {
         match kind.shape() {
             Shape::NToN => {
                 // R6: the entry record, combined before the exit.
-                let pbs = self.locs[li].probe.as_ref().map(|p| p.peek(now));
+                let pbs = self.peek(l, now);
                 let state = self.collectives.get_mut(&seq).ok_or_else(|| lost(seq))?;
                 state.arrived.push((l, now, pbs));
                 if state.arrived.len() < participants as usize {
@@ -1645,11 +1932,38 @@ impl<'p> Engine<'p> {
             .iter()
             .filter_map(|a| a.2.clone().map(|p| (p, end - a.1)))
             .collect();
+        // R6, 001 eq. 12-13: every participant merges the reduction of all
+        // entry records; it is the same for all, so it is folded once
+        // (O(P) per collective, not O(P^2)).
+        let folded =
+            entries
+                .iter()
+                .fold((Exchange::EMPTY, Exchange::EMPTY), |(ts, dly), (p, w)| {
+                    (
+                        ts.combine(&Exchange::entry(&p.timestamped, *w)),
+                        dly.combine(&Exchange::entry(&p.delay_only, *w)),
+                    )
+                });
+        // R6: every entry (each exit's own too) is an arc into every exit.
+        let all = self.activity.is_some().then(|| {
+            let deps: Vec<Dep> = entries
+                .iter()
+                .map(|(pbs, _)| Dep {
+                    pbs: pbs.clone(),
+                    model: 0,
+                    copy: 0,
+                    arrived: end,
+                })
+                .collect();
+            edges_of(&deps)
+        });
         for &(w, begin, _) in arrived {
             let err = kerr(w);
+            let mut merged = None;
             if let Some(p) = &mut self.locs[w as usize].probe {
-                p.collective(begin, end, &entries).map_err(err)?;
+                merged = Some(p.collective(begin, end, &folded).map_err(err)?);
             }
+            self.on_merged_edges(w, begin, end, all.clone(), true, merged);
             if self.trace.is_some() {
                 // Every entry is an edge into every exit (R6 n-to-n).
                 let edges: Vec<Dep> = arrived
@@ -1666,7 +1980,7 @@ impl<'p> Engine<'p> {
                     .collect();
                 self.record_edges(w, &edges);
             }
-            self.record(w, TraceKind::Merge, begin, end);
+            self.record_merged(w, TraceKind::Merge, begin, end, merged);
             let loc = &mut self.locs[w as usize];
             loc.state = State::Ready;
             loc.pc += 1;
@@ -1700,7 +2014,7 @@ impl<'p> Engine<'p> {
 
     fn thread_barrier(&mut self, l: LocationId, barrier: u32, count: u32) -> Result<(), SimError> {
         let now = self.now;
-        let pbs = self.locs[l as usize].probe.as_ref().map(|p| p.peek(now));
+        let pbs = self.peek(l, now);
         self.locs[l as usize].state = State::Blocked(Block::Barrier { barrier });
         let episode = self.barriers.entry(barrier).or_default();
         episode.push((l, now, pbs));
@@ -1713,6 +2027,114 @@ impl<'p> Engine<'p> {
         let end = arrived.iter().map(|a| a.1).max().unwrap_or(now);
         self.finish_n_to_n(&arrived, end)
     }
+}
+
+/// The timestamped kernel's report of one location at its end (R12; the
+/// core's report format, `docs/report.md`).
+/// The report of one location: its timestamped kernel's values at the
+/// location's end, with the critical-path arrays cut to the `selected`
+/// regions that the header lists.
+fn report_of(id: u32, name: &str, loc: &Loc, selected: usize) -> SimReport {
+    let end = loc.end.unwrap_or(0);
+    let name = heisen_core::report::truncated::<LOCATION_NAME_LEN>(name);
+    let empty = SimProfile::new();
+    let (delay, path, frames, overcompensation, profile) = match &loc.probe {
+        Some(p) => {
+            let k = &p.timestamped;
+            (
+                k.delay(),
+                // The path up to the location's end, not its last kernel
+                // event: trailing work is on it too (as in RunResult::paths).
+                heisen_core::Snapshot::of_piggyback(&k.peek(end))
+                    .and_then(|s| CriticalPath::of_snapshot(&s))
+                    .map(|mut path| {
+                        path.inclusive.truncate(selected);
+                        path.exclusive.truncate(selected);
+                        path.net.truncate(selected);
+                        path
+                    }),
+                k.lost_frames(),
+                {
+                    let o = k.overcompensation();
+                    heisen_core::report::Overcompensation {
+                        count: o.count,
+                        total: o.total,
+                    }
+                },
+                &p.profile,
+            )
+        }
+        None => (0, None, 0, Default::default(), &empty),
+    };
+    let values = LocationValues {
+        location: id,
+        name: Some(name.as_str()),
+        form: Form::Timestamped,
+        measured_end: end,
+        approximated_end: end as i64 - delay as i64,
+        delay,
+        critical_path: path,
+        frames_dropped: frames,
+        sites_dropped: 0,
+        overcompensation,
+    };
+    // The name was truncated to fit, the only reason from_profile fails.
+    LocationReport::from_profile(values, profile).unwrap_or_else(|_| LocationReport {
+        location: id,
+        name: None,
+        form: Form::Timestamped,
+        measured_end: end,
+        approximated_end: end as i64 - delay as i64,
+        delay,
+        critical_path: None,
+        regions: Default::default(),
+        comms: Default::default(),
+        loops: Default::default(),
+        overflow: Default::default(),
+        overcompensation,
+    })
+}
+
+/// The approximated begin and end of a trace event (timestamped form):
+/// a clock read (enter, exit) is at the kernel's `a = t - x`; a merge's
+/// wait is `[a(e) - w', a(e)]` (R4: `w' = w + x - x'`); any other
+/// interval keeps the delay that holds after it was recorded.
+fn approximate(
+    kernel: Option<&Kernel>,
+    what: TraceKind,
+    begin: u64,
+    end: u64,
+    merged: Option<Merged>,
+) -> (i64, i64) {
+    let Some(k) = kernel else {
+        return (begin as i64, end as i64);
+    };
+    match (what, merged) {
+        (TraceKind::Merge, Some(m)) => {
+            (m.approximated_end - m.compensated_wait, m.approximated_end)
+        }
+        (TraceKind::Enter(_) | TraceKind::Exit(_), _) => {
+            (k.last_approximated(), k.last_approximated())
+        }
+        _ => {
+            let x = k.delay() as i64;
+            (begin as i64 - x, end as i64 - x)
+        }
+    }
+}
+
+/// The arcs of the activity graph into a merge on `deps`.
+fn edges_of(deps: &[Dep]) -> Arc<[Edge]> {
+    deps.iter()
+        .map(|d| Edge {
+            from: d.pbs.timestamped.location,
+            release: d.pbs.id,
+            released: d.pbs.timestamped.measured().max(0) as u64,
+            arrival: d.arrived,
+            model: d.model,
+            copy: d.copy,
+        })
+        .collect()
 }
 
 /// Maps a kernel refusal at location `l` to a [`SimError`] (lazily: the

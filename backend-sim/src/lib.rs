@@ -7,11 +7,14 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
 
+pub mod analysis;
 pub mod builtin;
 pub mod compare;
 pub mod engine;
 pub mod goal;
 pub mod input;
+pub mod output;
 pub mod program;
+pub mod queue;
 pub mod scenario;
 pub mod transfer;

@@ -1,14 +1,20 @@
 //! The `heisen` command line: simulate a program with and without
-//! measurement cost and show how close each compensation comes to the truth.
+//! measurement cost and show how close each compensation comes to the
+//! truth, write the run as a report, a trace or a picture, and render any
+//! report a heisen backend wrote.
 
+use std::io::Write as _;
 use std::path::Path;
 use std::process::ExitCode;
+use std::time::Instant;
 
 use clap::{Parser, Subcommand};
 
-use heisen_sim::builtin::{BUILTINS, find};
-use heisen_sim::compare::compare;
-use heisen_sim::engine::{RunOptions, run};
+use heisen_sim::analysis;
+use heisen_sim::builtin::{self, BUILTINS};
+use heisen_sim::compare::{Comparison, compare_with};
+use heisen_sim::engine::{RunOptions, RunResult, run};
+use heisen_sim::output::{json, report, svg, trace};
 use heisen_sim::program::Program;
 use heisen_sim::transfer::{LogGops, Network};
 use heisen_sim::{goal, scenario};
@@ -16,17 +22,24 @@ use heisen_sim::{goal, scenario};
 const EXAMPLES: &str = "\
 Examples:
   heisen simulate master-worker
-      Run the built-in master/worker of seed 000 §5: the truth, the
-      measured run, and the four estimates of every location's end.
+      Run the built-in master/worker of seed 000 §5: every location's end in
+      the truth, the measured run and the four estimates (the shape of seed
+      000 Table 1), then the critical-path profile (seed 003 Fig. 7).
   heisen scenarios
-      List the built-in scenarios.
+      List the built-in scenarios, one line each.
+  heisen simulate nas-is --json is.json --trace is.trace.json --svg is.svg
+      Also write the measured run as a report (docs/report.md), as a Chrome
+      trace (open it at https://ui.perfetto.dev: one process for the measured
+      and one for the approximated timeline) and as an SVG picture of both.
+  heisen report is.json
+      Render a report file that any heisen backend wrote.
+  heisen simulate random --seed 42      (or: heisen simulate random-42)
+      A random deterministic program; timestamped compensation is exact.
   heisen simulate backend-sim/scenarios/master-worker.toml
-      Run a TOML scenario (format: docs/scenario.md).
-  heisen simulate dissemination_16.goal
-      Run a LogGOPSim GOAL schedule (e.g. from schedgen) with LogGOPSim's
-      default parameters and print every rank's end time.
-  heisen simulate dissemination_16.goal -L 5000 -o 1000
-      The same with other LogGOPS parameters (ns; -G and -O per byte).";
+      Run a TOML scenario (commented example in backend-sim/scenarios/).
+  heisen simulate backend-sim/scenarios/dissemination_16.goal -L 5000
+      Run a LogGOPSim GOAL schedule (e.g. from schedgen) and print every
+      rank's end time; LogGOPS parameters default to LogGOPSim's.";
 
 /// heisen: measure parallel programs as if the measurement were not there.
 ///
@@ -34,7 +47,7 @@ Examples:
 /// truth) and with it (the measured run, with heisen's kernel online), and
 /// shows, per location, how far no compensation, local-only compensation
 /// and heisen's two parallel forms (delay-only R4, timestamped R5) are from
-/// the truth.
+/// the truth, and which regions the critical path runs through.
 #[derive(Debug, Parser)]
 #[command(name = "heisen", version, after_help = EXAMPLES)]
 struct Cli {
@@ -50,9 +63,20 @@ enum Command {
         /// A built-in name (see `heisen scenarios`), a `.toml` scenario or
         /// a `.goal` schedule.
         scenario: String,
-        /// Seed of the compute-time distributions (overrides the scenario's).
+        /// Seed of the compute-time distributions (overrides the
+        /// scenario's); for `random`, the program's seed.
         #[arg(long)]
         seed: Option<u64>,
+        /// Write the measured run's report (core report format, JSON).
+        #[arg(long, value_name = "FILE")]
+        json: Option<String>,
+        /// Write the measured and approximated timelines as a Chrome
+        /// trace-event JSON file (Perfetto, chrome://tracing).
+        #[arg(long, value_name = "FILE")]
+        trace: Option<String>,
+        /// Draw the measured and approximated timelines as an SVG picture.
+        #[arg(long, value_name = "FILE")]
+        svg: Option<String>,
         /// LogGOPS latency L (ns).
         #[arg(short = 'L')]
         latency: Option<u64>,
@@ -74,18 +98,84 @@ enum Command {
     },
     /// List the built-in scenarios, one line each.
     Scenarios,
+    /// Render a report file (JSON) that a heisen backend wrote: locations,
+    /// regions and the critical path.
+    Report {
+        /// The report file.
+        file: String,
+    },
 }
+
+/// A run is "large" from this many locations on: progress goes to stderr.
+const LARGE: usize = 256;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match execute(cli.command) {
         Ok(out) => {
-            print!("{out}");
+            // A closed pipe (`heisen ... | head`) is not an error.
+            let _ = std::io::stdout().write_all(out.as_bytes());
             ExitCode::SUCCESS
         }
         Err(e) => {
             eprintln!("heisen: error: {e}");
             ExitCode::FAILURE
+        }
+    }
+}
+
+/// Makes one output file's text from a run.
+type Writer = fn(&Program, &RunResult) -> Result<String, String>;
+
+/// Files to write besides the tables.
+struct Outputs {
+    json: Option<String>,
+    trace: Option<String>,
+    svg: Option<String>,
+}
+
+impl Outputs {
+    fn timelines(&self) -> bool {
+        self.trace.is_some() || self.svg.is_some()
+    }
+
+    fn write(&self, program: &Program, run: &RunResult, progress: &Progress) -> Result<(), String> {
+        let files: [(&Option<String>, Writer); 3] = [
+            (&self.json, json::report_json),
+            (&self.trace, trace::chrome_trace),
+            (&self.svg, svg::timelines_svg),
+        ];
+        for (file, make) in files {
+            if let Some(file) = file {
+                progress.say(&format!("writing {file}"));
+                let text = make(program, run)?;
+                std::fs::write(file, text).map_err(|e| format!("{file}: cannot write: {e}"))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Progress on stderr for large runs.
+struct Progress {
+    on: bool,
+    start: Instant,
+}
+
+impl Progress {
+    fn new(program: &Program) -> Self {
+        Progress {
+            on: program.locations.len() >= LARGE,
+            start: Instant::now(),
+        }
+    }
+
+    fn say(&self, what: &str) {
+        if self.on {
+            eprintln!(
+                "heisen: [{:7.2} s] {what}",
+                self.start.elapsed().as_secs_f64()
+            );
         }
     }
 }
@@ -96,12 +186,24 @@ fn execute(command: Command) -> Result<String, String> {
             let width = BUILTINS.iter().map(|b| b.name.len()).max().unwrap_or(0);
             Ok(BUILTINS
                 .iter()
-                .map(|b| format!("{:<width$}  {}\n", b.name, b.summary))
+                .map(|b| {
+                    let summary = b.summary.split_whitespace().collect::<Vec<_>>().join(" ");
+                    format!("{:<width$}  {summary}\n", b.name)
+                })
                 .collect())
+        }
+        Command::Report { file } => {
+            let text =
+                std::fs::read_to_string(&file).map_err(|e| format!("{file}: cannot read: {e}"))?;
+            let r = report::parse(&file, &text).map_err(|e| e.to_string())?;
+            Ok(r.render())
         }
         Command::Simulate {
             scenario,
             seed,
+            json,
+            trace,
+            svg,
             latency,
             overhead,
             gap,
@@ -109,8 +211,9 @@ fn execute(command: Command) -> Result<String, String> {
             overhead_per_byte,
             eager_limit,
         } => {
+            let outputs = Outputs { json, trace, svg };
             let is_goal = scenario.ends_with(".goal");
-            let mut program = load(&scenario)?;
+            let mut program = load(&scenario, seed)?;
             if let Some(seed) = seed {
                 program.seed = seed;
             }
@@ -136,32 +239,75 @@ fn execute(command: Command) -> Result<String, String> {
                 p.eager_limit = eager_limit.unwrap_or(p.eager_limit);
                 program.network = Network::LogGops(p);
             }
+            let progress = Progress::new(&program);
             if is_goal {
-                // A GOAL schedule has no instrumentation: print its times
-                // the way LogGOPSim does.
-                let r = run(&program, RunOptions::TIMES).map_err(|e| format!("{scenario}: {e}"))?;
-                let mut out = format!("{} ranks, {} events\n", r.ends.len(), r.events);
-                for (i, t) in r.ends.iter().enumerate() {
-                    out += &format!("Host {i}: {t}\n");
-                }
-                return Ok(out);
+                return simulate_goal(&scenario, &program, &outputs, &progress);
             }
-            let c = compare(&program).map_err(|e| format!("{scenario}: {e}"))?;
-            Ok(c.table())
+            progress.say(&format!(
+                "{}: {} locations, truth and measured runs",
+                program.name,
+                program.locations.len()
+            ));
+            // Timelines need the measured run's trace; the critical-path
+            // profile runs its own truth (with its activity graph), measured
+            // run and one what-if re-simulation per region.
+            let c: Comparison = compare_with(&program, outputs.timelines())
+                .map_err(|e| format!("{scenario}: {e}"))?;
+            progress.say(&format!(
+                "compared: {} + {} events; critical-path profile",
+                c.truth.events, c.measured.events
+            ));
+            let mut out = c.table();
+            if !program.regions.is_empty() {
+                let p = analysis::profile(&program).map_err(|e| format!("{scenario}: {e}"))?;
+                out.push('\n');
+                out.push_str(&p.to_string());
+            }
+            progress.say("done");
+            outputs.write(&program, &c.measured, &progress)?;
+            Ok(out)
         }
     }
 }
 
-fn load(name: &str) -> Result<Program, String> {
-    if let Some(b) = find(name) {
-        return Ok((b.build)());
+fn simulate_goal(
+    name: &str,
+    program: &Program,
+    outputs: &Outputs,
+    progress: &Progress,
+) -> Result<String, String> {
+    // A GOAL schedule has no instrumentation: print its times the way
+    // LogGOPSim does. Kernels and a trace only when a file asks for them.
+    let wants = outputs.json.is_some() || outputs.timelines();
+    let options = if wants {
+        RunOptions {
+            trace: outputs.timelines(),
+            ..RunOptions::TRUTH
+        }
+    } else {
+        RunOptions::TIMES
+    };
+    progress.say(&format!("{name}: {} ranks", program.locations.len()));
+    let r = run(program, options).map_err(|e| format!("{name}: {e}"))?;
+    progress.say(&format!("done: {} events", r.events));
+    let mut out = format!("{} ranks, {} events\n", r.ends.len(), r.events);
+    for (i, t) in r.ends.iter().enumerate() {
+        out += &format!("Host {i}: {t}\n");
+    }
+    outputs.write(program, &r, progress)?;
+    Ok(out)
+}
+
+fn load(name: &str, seed: Option<u64>) -> Result<Program, String> {
+    if let Some(p) = builtin::program(name, seed) {
+        return Ok(p);
     }
     let path = Path::new(name);
     let extension = path.extension().and_then(|e| e.to_str()).unwrap_or("");
     if !matches!(extension, "toml" | "goal") {
         let names: Vec<&str> = BUILTINS.iter().map(|b| b.name).collect();
         return Err(format!(
-            "{name}: not a built-in scenario ({}) nor a .toml or .goal file",
+            "{name}: not a built-in scenario ({}, random-N) nor a .toml or .goal file",
             names.join(", ")
         ));
     }

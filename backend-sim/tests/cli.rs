@@ -39,8 +39,10 @@ fn simulate_master_worker_prints_the_table() {
         out.contains("timestamped (R5)") && out.contains("local-only"),
         "{out}"
     );
+    // The first table, up to the critical-path profile.
+    let table = out.split("\n\n").next().unwrap_or_default();
     assert_eq!(
-        out.lines().filter(|l| l.starts_with("worker ")).count(),
+        table.lines().filter(|l| l.starts_with("worker ")).count(),
         4,
         "{out}"
     );
@@ -93,4 +95,194 @@ fn help_teaches_with_examples() {
     assert!(stdout(&o).contains("heisen simulate master-worker"));
     let o = heisen(&["simulate", "--help"]);
     assert!(stdout(&o).contains("Examples:"));
+}
+
+/// A fresh directory for one test's files.
+fn scratch(test: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("heisen-cli-{}-{test}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn scenarios_lists_every_builtin() {
+    let out = stdout(&heisen(&["scenarios"]));
+    for name in [
+        "master-worker",
+        "one-send",
+        "two-sends",
+        "handshake",
+        "pipeline3",
+        "two-receive",
+        "pipeline",
+        "nas-is",
+        "tsp",
+        "raytrace",
+        "cholesky",
+        "random",
+    ] {
+        assert!(
+            out.lines()
+                .any(|l| l.split_whitespace().next() == Some(name)),
+            "{name}\n{out}"
+        );
+    }
+}
+
+#[test]
+fn simulate_prints_the_critical_path_profile() {
+    let o = heisen(&["simulate", "nas-is"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("critical-path profile"), "{out}");
+    assert!(out.lines().any(|l| l.starts_with("create_seq")), "{out}");
+}
+
+#[test]
+fn random_by_name_and_by_seed_are_the_same_program() {
+    let a = heisen(&["simulate", "random-7"]);
+    let b = heisen(&["simulate", "random", "--seed", "7"]);
+    assert!(a.status.success(), "{}", stderr(&a));
+    assert_eq!(stdout(&a), stdout(&b));
+    assert_ne!(stdout(&a), stdout(&heisen(&["simulate", "random-8"])));
+}
+
+#[test]
+fn simulate_writes_report_trace_and_svg() {
+    let dir = scratch("outputs");
+    let (json, trace, svg) = (
+        dir.join("run.json"),
+        dir.join("run.trace.json"),
+        dir.join("run.svg"),
+    );
+    let o = heisen(&[
+        "simulate",
+        "one-send",
+        "--json",
+        json.to_str().unwrap(),
+        "--trace",
+        trace.to_str().unwrap(),
+        "--svg",
+        svg.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+
+    // The report: the core's format, one location per process.
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(report["header"]["tool"], "heisen");
+    assert_eq!(report["header"]["backend"], "sim");
+    let locations = report["locations"].as_array().unwrap();
+    assert_eq!(locations.len(), 2);
+    // P2: measured 14.88 µs, approximated 4.8 µs (the truth).
+    assert_eq!(locations[1]["measured_end"], 14880);
+    assert_eq!(locations[1]["approximated_end"], 4800);
+    assert!(!locations[0]["regions"].as_array().unwrap().is_empty());
+
+    // The trace: two processes, a thread per location, complete events
+    // and message flows in both.
+    let t: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
+    let events = t["traceEvents"].as_array().unwrap();
+    let named = |name: &str| {
+        events
+            .iter()
+            .any(|e| e["name"] == "process_name" && e["args"]["name"] == name)
+    };
+    assert!(named("measured") && named("approximated"));
+    for pid in [1, 2] {
+        assert!(
+            events
+                .iter()
+                .any(|e| e["ph"] == "X" && e["pid"] == pid && e["name"] == "work")
+        );
+        assert!(events.iter().any(|e| e["ph"] == "s" && e["pid"] == pid));
+        assert!(events.iter().any(|e| e["ph"] == "f" && e["pid"] == pid));
+    }
+    // The approximated P2 ends at the truth, 4.8 µs.
+    let end = events
+        .iter()
+        .filter(|e| e["ph"] == "X" && e["pid"] == 2 && e["tid"] == 1)
+        .map(|e| e["ts"].as_f64().unwrap() + e["dur"].as_f64().unwrap())
+        .fold(0.0, f64::max);
+    assert!((end - 4.8).abs() < 1e-9, "{end}");
+
+    // The picture: both timelines, lanes, region boxes, arrows.
+    let s = std::fs::read_to_string(&svg).unwrap();
+    assert!(s.starts_with("<svg") && s.trim_end().ends_with("</svg>"));
+    assert!(s.contains("measured") && s.contains("approximated"));
+    assert!(s.contains("<rect") && s.contains("marker-end"));
+    assert_eq!(s.matches("<svg").count(), 1);
+
+    // And `heisen report` renders the report.
+    let o = heisen(&["report", json.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    // The path runs to P2's end, its trailing work included: the truth, 4.8 µs.
+    assert!(out.contains("critical path: 4.800 µs"), "{out}");
+    assert!(out.lines().any(|l| l.starts_with("work")), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn goal_schedule_writes_outputs_too() {
+    let dir = scratch("goal");
+    let json = dir.join("d.json");
+    let trace = dir.join("d.trace.json");
+    let o = heisen(&[
+        "simulate",
+        "scenarios/dissemination_16.goal",
+        "--json",
+        json.to_str().unwrap(),
+        "--trace",
+        trace.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("Host 15: 22000"));
+    let o = heisen(&["report", json.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("16 locations"), "{}", stdout(&o));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn report_errors_name_file_line_column_and_expectation() {
+    let dir = scratch("bad-reports");
+    let cases = [
+        (
+            "syntax.json",
+            "{\n  \"header\": {\n    \"version\": 1,,\n",
+            ":3: column",
+        ),
+        (
+            "type.json",
+            "{\"header\": 3}",
+            ":1: column 12: invalid type",
+        ),
+        (
+            "foreign.json",
+            "{\"header\":{\"version\":1,\"tool\":\"other\",\"backend\":\"x\",\"form\":\"timestamped\",\"selected\":[]},\"regions\":[],\"locations\":[]}",
+            "not written by heisen",
+        ),
+        (
+            "version.json",
+            "{\"header\":{\"version\":9,\"tool\":\"heisen\",\"backend\":\"x\",\"form\":\"timestamped\",\"selected\":[]},\"regions\":[],\"locations\":[]}",
+            "version",
+        ),
+        ("array.json", "[1, 2]", "invalid type"),
+    ];
+    for (name, text, expected) in cases {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        let o = heisen(&["report", path.to_str().unwrap()]);
+        assert!(!o.status.success(), "{name}");
+        let e = stderr(&o);
+        assert!(e.contains(name), "{name}: {e}");
+        assert!(e.contains(expected), "{name}: {e}");
+        assert!(e.contains("expected a heisen report"), "{name}: {e}");
+    }
+    let o = heisen(&["report", "no-such-report.json"]);
+    assert!(stderr(&o).contains("no-such-report.json: cannot read"));
+    let _ = std::fs::remove_dir_all(&dir);
 }

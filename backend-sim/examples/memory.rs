@@ -1,0 +1,97 @@
+//! Peak memory and speed of one engine workload, for the bench notes:
+//! `cargo run --release -p heisen-sim --example memory -- WORKLOAD` with
+//! WORKLOAD one of `dissemination` (65,536 ranks, times only),
+//! `master-worker` (1,024 locations, measured run with kernels),
+//! `master-worker-times` (the same, times only), `master-worker-long`
+//! (four times the packets: memory must stay the same). Prints the events, the
+//! events per second and the peak resident set (VmHWM) of the process.
+
+use std::time::Instant;
+
+use heisen_sim::builtin::{dissemination_goal, master_worker};
+use heisen_sim::engine::{RunOptions, run};
+use heisen_sim::goal;
+use heisen_sim::transfer::{LogGops, Network};
+
+fn peak_kib() -> u64 {
+    status_kib("VmHWM:")
+}
+
+fn rss_mib() -> u64 {
+    status_kib("VmRSS:") / 1024
+}
+
+fn status_kib(key: &str) -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with(key))
+                .and_then(|l| l.split_whitespace().nth(1).and_then(|v| v.parse().ok()))
+        })
+        .unwrap_or(0)
+}
+
+/// CPU seconds this thread used (user + system), from /proc: unlike the
+/// wall clock, it does not count time spent preempted on a busy machine.
+fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/thread-self/stat").unwrap_or_default();
+    // Fields after the command name's closing parenthesis; utime and stime
+    // are fields 14 and 15 of the whole line, in clock ticks (100 per s).
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    (ticks(11) + ticks(12)) as f64 / 100.0
+}
+
+fn main() {
+    let workload = std::env::args()
+        .nth(1)
+        .unwrap_or_else(|| "dissemination".into());
+    let before = peak_kib();
+    let (program, options) = match workload.as_str() {
+        "dissemination" => {
+            let text = dissemination_goal(65_536);
+            eprintln!("GOAL text: {} MiB, RSS {} MiB", text.len() >> 20, rss_mib());
+            let schedule = goal::parse("dissemination.goal", &text).expect("the schedule parses");
+            drop(text);
+            eprintln!("schedule parsed, text dropped: RSS {} MiB", rss_mib());
+            let program = schedule
+                .to_program("dissemination.goal", Network::LogGops(LogGops::default()))
+                .expect("the schedule converts");
+            eprintln!("program built: RSS {} MiB", rss_mib());
+            drop(schedule);
+            eprintln!("schedule dropped: RSS {} MiB", rss_mib());
+            (program, RunOptions::TIMES)
+        }
+        "master-worker" => (master_worker(1023, 4, 50), RunOptions::MEASURED),
+        "master-worker-times" => (master_worker(1023, 4, 50), RunOptions::TIMES),
+        // Four times the simulated time: memory must not grow.
+        "master-worker-long" => (master_worker(1023, 16, 50), RunOptions::MEASURED),
+        other => {
+            eprintln!("unknown workload {other}");
+            std::process::exit(2);
+        }
+    };
+    let loaded = peak_kib();
+    let start = Instant::now();
+    let cpu = cpu_seconds();
+    let r = run(&program, options).expect("the run finishes");
+    let s = start.elapsed().as_secs_f64();
+    let c = cpu_seconds() - cpu;
+    println!(
+        "{workload}: {} events in {s:.3} s wall = {:.2} M events/s, {c:.2} s CPU = {:.2} M events/s; end {} ns; peak RSS {} MiB (before loading {} MiB, program loaded {} MiB)",
+        r.events,
+        r.events as f64 / s / 1e6,
+        r.events as f64 / c / 1e6,
+        r.ends.iter().max().copied().unwrap_or(0),
+        peak_kib() / 1024,
+        before / 1024,
+        loaded / 1024
+    );
+}

@@ -1,0 +1,1078 @@
+//! Critical-path analysis of simulated runs: the activity graph the engine
+//! records, its longest path computed offline on the truth run (with shares,
+//! CPU times and zeroing for every region), the what-if re-simulation with a
+//! region's work removed, and the critical-path profile (seed 003 Fig. 7-9)
+//! computed both online (the measured run's kernels, R7, R10) and offline.
+//!
+//! # The activity graph
+//!
+//! Nodes are the kernel's events at one location, in the order the engine
+//! called the kernel: region enters and exits, releases (a send, an unlock,
+//! an enqueue, a spawn, a thread's end, and the entry record of an n-to-n
+//! collective or a posted receive, R3), and merges. Local arcs weigh the
+//! time between consecutive events outside merges: waiting never adds
+//! (R7). Dependency arcs run from a release to the merge that consumed it
+//! and weigh its transfer time `l_j` in the timestamped form (R5: measured
+//! `arrival - t_j` when the merge began before the release, 001 case m.1,
+//! otherwise the network's model clipped to `[copy, arrival - t_j]`, case
+//! m.2), attributed to the pseudo-region `(transfer)`. An n-to-n collective
+//! has an arc from every entry to every exit weighing the synchronisation
+//! time `e - max_j b_j` (R6, 001 eq. 13), as `Location::on_collective`
+//! does. Releases are named by id, not by time: two releases of one
+//! location at the same instant can carry different paths.
+//!
+//! # CPU time
+//!
+//! A region's CPU time is the time outside merges while it is open
+//! (inclusive) or innermost (exclusive; loops are transparent, R2), summed
+//! over locations: on the truth from measured times, online from the
+//! timestamped kernel's approximated times (`a = t - x` between events,
+//! minus each merge's compensated wait). On the contention-free network it
+//! is the compute time; under LogGOPS it includes the CPU overheads `o`.
+//!
+//! # Zeroing and what-if
+//!
+//! Zeroing a region (003 §3, Fig. 4) is the longest path of the same graph
+//! with the region's local weights set to zero; transfers and
+//! synchronisation keep theirs. The what-if run ([`whatif`]) re-simulates
+//! the program with the region's compute removed. The two agree exactly
+//! (`L - n[k] = truth end - what-if end`, the tests check it on thousands
+//! of programs) when removing the work changes neither the graph nor its
+//! weights: a deterministic program (no wildcard receive, no race on a lock
+//! or queue) on the contention-free network, whose transfer times do not
+//! depend on when messages leave. Otherwise they differ, for a reason: a
+//! wildcard receive may match another sender, and under LogGOPS a message
+//! that leaves earlier may queue behind another one for the NIC gap, or a
+//! send's CPU overhead `o` inside the region counts for zeroing but is not
+//! compute the what-if run removes. The offline profile shows both.
+//!
+//! # Ties
+//!
+//! Exactly the kernel's (R7, `Snapshot::beats`): the longer path wins; on
+//! equal length the lower location id, the local predecessor carrying the
+//! location's own id; on equal length and id the larger transfer, then the
+//! larger inclusive and exclusive shares compared in region order.
+
+use core::cmp::Ordering;
+use core::fmt;
+use std::sync::Arc;
+
+use heisen_core::Snapshot;
+use heisen_core::wildcard::{Match, ReorderDetector};
+
+use crate::engine::{RunOptions, RunResult, SELECTED, SimError, run};
+use crate::program::{Duration, LocationId, Op, Program};
+
+// ----- what the engine records ------------------------------------------------
+
+/// A dependency arc of the activity graph: from a release to a merge.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Edge {
+    /// The releasing location.
+    pub from: LocationId,
+    /// Id of the [`Step::Release`] the dependency carries.
+    pub release: u64,
+    /// Measured release time `t_j` (the record's `a_j + x_j`, R3).
+    pub released: u64,
+    /// When the dependency was satisfied at the merging location.
+    pub arrival: u64,
+    /// The network's transfer model for it (R5 case m.2).
+    pub model: u64,
+    /// Its copy-cost lower bound (001 eq. 6).
+    pub copy: u64,
+}
+
+impl Edge {
+    /// Transfer time `l_j` into a merge that blocked from `begin` to `end`
+    /// (R5): measured when the merge began before the release (001 m.1),
+    /// else the model clipped to `[copy, arrival - t_j]` (001 m.2, eq. 9-10).
+    pub fn transfer(&self, begin: u64, end: u64) -> i64 {
+        let upper = self.arrival.min(end) as i64 - self.released as i64;
+        if begin <= self.released {
+            return upper;
+        }
+        let lower = (self.copy as i64).min(upper);
+        (self.model as i64).max(lower).min(upper)
+    }
+}
+
+/// One kernel event of a location, in the order the engine called it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// A region was entered at measured time `at`.
+    Enter {
+        /// Region id.
+        region: u32,
+        /// Clock read.
+        at: u64,
+    },
+    /// A region was left at measured time `at`.
+    Exit {
+        /// Region id.
+        region: u32,
+        /// Clock read.
+        at: u64,
+    },
+    /// A record was taken (a release, or the entry record of an n-to-n
+    /// collective or a posted receive, R3).
+    Release {
+        /// Unique id within the run, referred to by [`Edge::release`].
+        id: u64,
+        /// Clock read.
+        at: u64,
+    },
+    /// A merge blocked from `begin` to `end` on `edges` (R4-R8). A spawned
+    /// location's start is a merge with `begin == end` on its creator.
+    Merge {
+        /// Merge begin.
+        begin: u64,
+        /// Merge end.
+        end: u64,
+        /// Its dependencies (shared by the exits of one collective).
+        edges: Arc<[Edge]>,
+        /// An n-to-n collective or thread barrier (R6): every arc weighs the
+        /// synchronisation time `end - max_j released_j`.
+        collective: bool,
+        /// The timestamped kernel's compensated wait `w'` (R4).
+        compensated_wait: i64,
+        /// The timestamped kernel's approximated end `a(e)` (R5).
+        approximated_end: i64,
+    },
+}
+
+/// The activity of one location: its kernel events between start and end.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LocationActivity {
+    /// Measured start (0, or a spawned thread's start).
+    pub start: u64,
+    /// Measured end.
+    pub end: u64,
+    /// Kernel events in call order.
+    pub steps: Vec<Step>,
+}
+
+/// Inclusive and exclusive time of one region.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RegionTime {
+    /// While the region is anywhere on the stack (counted once under recursion).
+    pub inclusive: i64,
+    /// While it is the innermost region (loops are transparent, R2).
+    pub exclusive: i64,
+}
+
+/// One location's CPU time: in total and per region id.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CpuTimes {
+    /// All time outside merges, in regions or not.
+    pub total: i64,
+    /// Per region id (shorter than the region list when the last regions
+    /// never ran here).
+    pub regions: Vec<RegionTime>,
+}
+
+/// Per-location CPU time per region, accumulated online from the
+/// timestamped kernel's approximated times: the time between kernel
+/// events outside merges (R2 intervals minus compensated waits). Regions
+/// beyond the kernel's selection are covered too.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CpuClock {
+    open: Vec<u32>,
+    last: i64,
+    times: CpuTimes,
+}
+
+impl CpuClock {
+    /// A clock whose location starts at approximated time `start`.
+    pub fn new(start: i64) -> Self {
+        CpuClock {
+            open: Vec::new(),
+            last: start,
+            times: CpuTimes::default(),
+        }
+    }
+
+    /// Attributes the work from the last event to `until` to the open regions.
+    fn work(&mut self, until: i64) {
+        let dt = until - self.last;
+        self.last = until;
+        self.times.total += dt;
+        if dt == 0 || self.open.is_empty() {
+            return;
+        }
+        if let Some(&top) = self.open.last() {
+            self.slot(top).exclusive += dt;
+        }
+        for i in 0..self.open.len() {
+            let r = self.open[i];
+            // Recursion: a region counts once, at its outermost frame.
+            if !self.open[..i].contains(&r) {
+                self.slot(r).inclusive += dt;
+            }
+        }
+    }
+
+    fn slot(&mut self, region: u32) -> &mut RegionTime {
+        let i = region as usize;
+        let regions = &mut self.times.regions;
+        if regions.len() <= i {
+            regions.resize(i + 1, RegionTime::default());
+        }
+        &mut regions[i]
+    }
+
+    /// Region `region` entered at approximated time `at`.
+    pub fn on_enter(&mut self, region: u32, at: i64) {
+        self.work(at);
+        self.open.push(region);
+    }
+
+    /// Region `region` left at approximated time `at`.
+    pub fn on_exit(&mut self, region: u32, at: i64) {
+        self.work(at);
+        if let Some(i) = self.open.iter().rposition(|&r| r == region) {
+            self.open.remove(i);
+        }
+    }
+
+    /// A merge blocked from approximated `begin` to `end`: waiting is not CPU time.
+    pub fn on_merge(&mut self, begin: i64, end: i64) {
+        self.work(begin);
+        self.last = end;
+    }
+
+    /// The location ends at approximated time `at`.
+    pub fn on_end(&mut self, at: i64) {
+        self.work(at);
+    }
+
+    /// The times so far.
+    pub fn times(&self) -> &CpuTimes {
+        &self.times
+    }
+}
+
+/// Wildcard-receive reorderings of one call site of one location (R11).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WildcardSite {
+    /// The receiving location.
+    pub location: LocationId,
+    /// Call site (the receive's instruction index in the location's code).
+    pub site: u32,
+    /// Matches observed at the site.
+    pub matches: u64,
+    /// Matches that the approximated arrival times say came out of order.
+    pub reorders: u64,
+}
+
+/// Call sites a location tracks for reorder detection (R12: bounded).
+pub const WILDCARD_SITES: usize = 16;
+
+/// One location's wildcard matches, fed in observed order (R11).
+#[derive(Clone, Debug, Default)]
+pub struct Wildcards {
+    detector: ReorderDetector<WILDCARD_SITES>,
+    matches: Vec<(u32, u64)>,
+}
+
+impl Wildcards {
+    /// Observes a match of the wildcard receive at `site` from `source`
+    /// whose message's approximated arrival is `arrival` (R5 `a_j + l_j`)
+    /// and whose receive ended at approximated `end`.
+    pub fn observe(&mut self, site: u32, source: LocationId, arrival: i64, end: i64) {
+        match self.matches.iter_mut().find(|m| m.0 == site) {
+            Some(m) => m.1 += 1,
+            None => self.matches.push((site, 1)),
+        }
+        // R11, 000 §3.2.2 Fig. 12: would another sender have matched first?
+        self.detector.observe(Match {
+            site,
+            source,
+            arrival,
+            end,
+        });
+    }
+
+    /// Per call site, the matches and reorderings seen at `location`.
+    pub fn sites(&self, location: LocationId) -> Vec<WildcardSite> {
+        self.matches
+            .iter()
+            .map(|&(site, matches)| WildcardSite {
+                location,
+                site,
+                matches,
+                reorders: self.detector.reorders_at(site),
+            })
+            .collect()
+    }
+}
+
+// ----- offline: the longest path of the activity graph ------------------------
+
+/// A path of the activity graph ending at some point, with its shares
+/// (R7): what the kernel keeps as `(L, s, n)`, here for every region.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PathValue {
+    /// The location the path was last merged at (R7 ties).
+    pub location: LocationId,
+    /// Its length `L`.
+    pub longest: i64,
+    /// The part of `L` spent in transfers, the `(transfer)` pseudo-region.
+    pub transfer: i64,
+    /// Inclusive share per region id.
+    pub inclusive: Vec<i64>,
+    /// Exclusive share per region id.
+    pub exclusive: Vec<i64>,
+}
+
+impl PathValue {
+    fn empty(location: LocationId, regions: usize) -> Self {
+        PathValue {
+            location,
+            longest: 0,
+            transfer: 0,
+            inclusive: vec![0; regions],
+            exclusive: vec![0; regions],
+        }
+    }
+
+    /// Whether `self` wins over `other` (R7, `Snapshot::beats`): longer,
+    /// then lower location, then larger transfer, then larger shares in
+    /// region order.
+    pub fn beats(&self, other: &Self) -> bool {
+        (self.longest, core::cmp::Reverse(self.location))
+            .cmp(&(other.longest, core::cmp::Reverse(other.location)))
+            .then_with(|| self.transfer.cmp(&other.transfer))
+            .then_with(|| self.inclusive.cmp(&other.inclusive))
+            .then_with(|| self.exclusive.cmp(&other.exclusive))
+            == Ordering::Greater
+    }
+}
+
+/// [`PathValue::beats`] for paths lengthened by a transfer `l`, without
+/// building them.
+fn beats_shifted(a: (&PathValue, i64), b: (&PathValue, i64)) -> bool {
+    let ((a, la), (b, lb)) = (a, b);
+    (a.longest + la, core::cmp::Reverse(a.location))
+        .cmp(&(b.longest + lb, core::cmp::Reverse(b.location)))
+        .then_with(|| (a.transfer + la).cmp(&(b.transfer + lb)))
+        .then_with(|| a.inclusive.cmp(&b.inclusive))
+        .then_with(|| a.exclusive.cmp(&b.exclusive))
+        == Ordering::Greater
+}
+
+/// Why the activity graph could not be walked.
+fn graph_error(what: String) -> SimError {
+    SimError::Program(format!("activity graph: {what}"))
+}
+
+/// The longest path to every location's end (R7), with every region's
+/// local weights counted, or with those of `zeroed` (inclusive) set to zero
+/// (critical-path zeroing, 003 §3 Fig. 4). A plain reference: full vectors,
+/// no lazy offsets, each merge compares every candidate.
+pub fn longest_paths(
+    activity: &[LocationActivity],
+    regions: usize,
+    zeroed: Option<u32>,
+) -> Result<Vec<PathValue>, SimError> {
+    struct Cursor {
+        next: usize,
+        last: u64,
+        stack: Vec<u32>,
+        path: PathValue,
+    }
+    let mut cursors: Vec<Cursor> = activity
+        .iter()
+        .enumerate()
+        .map(|(i, a)| Cursor {
+            next: 0,
+            last: a.start,
+            stack: Vec::new(),
+            path: PathValue::empty(i as LocationId, regions),
+        })
+        .collect();
+    // R7: non-waiting time adds to L, to the share of every open region
+    // (inclusive) and of the innermost one (exclusive).
+    let work = |c: &mut Cursor, until: u64| {
+        let dt = until as i64 - c.last as i64;
+        c.last = until;
+        if zeroed.is_some_and(|z| c.stack.contains(&z)) {
+            return; // zeroing: the region's weights count as nothing
+        }
+        c.path.longest += dt;
+        if let Some(e) = c
+            .stack
+            .last()
+            .and_then(|&top| c.path.exclusive.get_mut(top as usize))
+        {
+            *e += dt;
+        }
+        for (i, &r) in c.stack.iter().enumerate() {
+            if c.stack[..i].contains(&r) {
+                continue; // recursion: a region counts once (002 Fig. 11)
+            }
+            if let Some(s) = c.path.inclusive.get_mut(r as usize) {
+                *s += dt;
+            }
+        }
+    };
+    let mut releases: std::collections::HashMap<u64, PathValue> = Default::default();
+    let total: usize = activity.iter().map(|a| a.steps.len()).sum();
+    let mut done = 0;
+    while done < total {
+        let before = done;
+        for (i, a) in activity.iter().enumerate() {
+            let c = &mut cursors[i];
+            while let Some(step) = a.steps.get(c.next) {
+                match step {
+                    Step::Enter { region, at } => {
+                        work(c, *at);
+                        c.stack.push(*region);
+                    }
+                    Step::Exit { region, at } => {
+                        work(c, *at);
+                        if let Some(k) = c.stack.iter().rposition(|r| r == region) {
+                            c.stack.remove(k);
+                        }
+                    }
+                    Step::Release { id, at } => {
+                        work(c, *at);
+                        releases.insert(*id, c.path.clone());
+                    }
+                    Step::Merge {
+                        begin,
+                        end,
+                        edges,
+                        collective,
+                        ..
+                    } => {
+                        if edges.iter().any(|e| !releases.contains_key(&e.release)) {
+                            break; // a release not walked yet
+                        }
+                        work(c, *begin);
+                        // R6, 001 eq. 13: the synchronisation after the last entry.
+                        let sync = *end as i64
+                            - edges.iter().map(|e| e.released).max().unwrap_or(0) as i64;
+                        // The winner: None for the local path, else (edge, l_j).
+                        let mut winner: Option<(&PathValue, i64)> = None;
+                        for e in edges.iter() {
+                            let Some(from) = releases.get(&e.release) else {
+                                continue;
+                            };
+                            // R7: L_j + l_j, the transfer in the (transfer) pseudo-region.
+                            let l = if *collective {
+                                sync
+                            } else {
+                                e.transfer(*begin, *end)
+                            };
+                            let best = winner.map_or((&c.path, 0), |w| w);
+                            if beats_shifted((from, l), best) {
+                                winner = Some((from, l));
+                            }
+                        }
+                        if let Some((from, l)) = winner {
+                            c.path = from.clone();
+                            c.path.longest += l;
+                            c.path.transfer += l;
+                        }
+                        // Waiting never adds (R7): the location goes on from a(e).
+                        c.path.location = i as LocationId;
+                        c.last = *end;
+                    }
+                }
+                c.next += 1;
+                done += 1;
+            }
+        }
+        if done == before {
+            return Err(graph_error(
+                "a merge waits for a release that never happens".into(),
+            ));
+        }
+    }
+    Ok(cursors
+        .into_iter()
+        .zip(activity)
+        .map(|(mut c, a)| {
+            let end = a.end.max(c.last);
+            work(&mut c, end);
+            c.path
+        })
+        .collect())
+}
+
+/// The global path (R10): the winner over every location's end (R7 ties).
+fn global(paths: &[PathValue]) -> Option<&PathValue> {
+    paths
+        .iter()
+        .fold(None, |best: Option<&PathValue>, p| match best {
+            Some(b) if !p.beats(b) => Some(b),
+            _ => Some(p),
+        })
+}
+
+/// The offline analysis of one run's activity graph.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Offline {
+    /// The longest path over all locations (R7, R10).
+    pub path: PathValue,
+    /// Per region, the longest path with the region's weights set to zero
+    /// (critical-path zeroing, 003 Fig. 4): the net length `n[k]`.
+    pub net: Vec<i64>,
+    /// CPU time per region summed over locations, and in total.
+    pub cpu: CpuTimes,
+}
+
+/// Analyses the activity graph of a run of a program with `regions`
+/// regions: longest path, shares, zeroing and CPU time of every region.
+pub fn offline(activity: &[LocationActivity], regions: usize) -> Result<Offline, SimError> {
+    let paths = longest_paths(activity, regions, None)?;
+    let path = global(&paths)
+        .cloned()
+        .unwrap_or_else(|| PathValue::empty(0, regions));
+    let mut net = Vec::with_capacity(regions);
+    for k in 0..regions {
+        // Lengths only: no share vectors (ties cannot change a length).
+        let zeroed = longest_paths(activity, 0, Some(k as u32))?;
+        net.push(zeroed.iter().map(|p| p.longest).max().unwrap_or(0));
+    }
+    let mut cpu = CpuTimes {
+        total: 0,
+        regions: vec![RegionTime::default(); regions],
+    };
+    for a in activity {
+        let mut clock = CpuClock::new(a.start as i64);
+        for step in &a.steps {
+            match step {
+                Step::Enter { region, at } => clock.on_enter(*region, *at as i64),
+                Step::Exit { region, at } => clock.on_exit(*region, *at as i64),
+                Step::Release { .. } => {}
+                Step::Merge { begin, end, .. } => clock.on_merge(*begin as i64, *end as i64),
+            }
+        }
+        clock.on_end(a.end as i64);
+        add_cpu(&mut cpu, clock.times());
+    }
+    Ok(Offline { path, net, cpu })
+}
+
+fn add_cpu(sum: &mut CpuTimes, one: &CpuTimes) {
+    sum.total += one.total;
+    if sum.regions.len() < one.regions.len() {
+        sum.regions.resize(one.regions.len(), RegionTime::default());
+    }
+    for (s, o) in sum.regions.iter_mut().zip(&one.regions) {
+        s.inclusive += o.inclusive;
+        s.exclusive += o.exclusive;
+    }
+}
+
+// ----- what-if ----------------------------------------------------------------
+
+/// `ops` with every compute inside `region` (inclusive: nested regions
+/// too) taking no time. Draws are kept, so that the other computes of the
+/// location draw the same durations as in the original run.
+fn without(ops: &[Op], region: u32, inside: bool) -> Vec<Op> {
+    ops.iter()
+        .map(|op| match op {
+            Op::Region { region: r, body } => Op::Region {
+                region: *r,
+                body: without(body, region, inside || *r == region),
+            },
+            Op::Loop { id, count, body } => Op::Loop {
+                id: *id,
+                count: *count,
+                body: without(body, region, inside),
+            },
+            Op::Compute(d) if inside => Op::Compute(match *d {
+                Duration::Fixed(_) => Duration::Fixed(0),
+                // Same number of draws, every one of them 0.
+                Duration::Uniform { .. } => Duration::Uniform { low: 0, high: 0 },
+                Duration::Normal { .. } => Duration::Normal { mean: 0.0, sd: 0.0 },
+                Duration::Exponential { .. } => Duration::Exponential { mean: 0.0 },
+            }),
+            other => other.clone(),
+        })
+        .collect()
+}
+
+/// `program` with the work of `region` removed: every compute operation
+/// inside it (inclusive) takes no time.
+pub fn without_region(program: &Program, region: u32) -> Program {
+    let mut p = program.clone();
+    for l in &mut p.locations {
+        l.body = without(&l.body, region, false);
+    }
+    p
+}
+
+/// What-if re-simulation (DESIGN §4): the truth of `program` with the
+/// compute of `region` removed; returns the latest end over all locations.
+pub fn whatif(program: &Program, region: u32) -> Result<u64, SimError> {
+    let r = run(&without_region(program, region), RunOptions::TIMES)?;
+    Ok(r.ends.iter().copied().max().unwrap_or(0))
+}
+
+// ----- the critical-path profile ----------------------------------------------
+
+/// One region's row of a critical-path profile (seed 003 Fig. 7-9).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct ProfileRow {
+    /// Region id.
+    pub id: u32,
+    /// Region name.
+    pub region: String,
+    /// Inclusive share of the critical path (`None`: not among the
+    /// kernel's selected regions).
+    pub cp_inclusive: Option<i64>,
+    /// Exclusive share of the critical path.
+    pub cp_exclusive: Option<i64>,
+    /// Inclusive CPU time summed over locations.
+    pub cpu_inclusive: i64,
+    /// Exclusive CPU time summed over locations.
+    pub cpu_exclusive: i64,
+    /// CP-zero time `L - n[k]`: how much shorter the critical path is when
+    /// the region costs nothing (003 §3, Fig. 9).
+    pub zero: Option<i64>,
+    /// Truth end minus the what-if re-simulation's end (offline only).
+    pub whatif: Option<i64>,
+}
+
+/// A critical-path profile: the shape of seed 003 Fig. 7-9.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct CpProfile {
+    /// What it was computed from.
+    pub source: String,
+    /// Critical-path length `L`.
+    pub length: i64,
+    /// Its `(transfer)` pseudo-region.
+    pub transfer: i64,
+    /// Name of the location the critical path ends at.
+    pub ends_at: String,
+    /// CPU time of all locations.
+    pub cpu_total: i64,
+    /// One row per region, by decreasing inclusive CPU time.
+    pub rows: Vec<ProfileRow>,
+    /// Regions beyond the kernel's `SELECTED`, whose critical-path columns
+    /// are empty online (the offline analysis covers every region).
+    pub uncovered: usize,
+}
+
+fn micros(ns: i64) -> String {
+    format!("{:.3}", ns as f64 / 1000.0)
+}
+
+fn percent(part: i64, whole: i64) -> String {
+    if whole == 0 {
+        return "-".into();
+    }
+    format!("{:.1}", part as f64 * 100.0 / whole as f64)
+}
+
+impl fmt::Display for CpProfile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "critical-path profile, {}: CP {} µs, ends at {}; CPU {} µs",
+            self.source,
+            micros(self.length),
+            self.ends_at,
+            micros(self.cpu_total)
+        )?;
+        let width = self
+            .rows
+            .iter()
+            .map(|r| r.region.chars().count())
+            .max()
+            .unwrap_or(0)
+            .max(10);
+        let whatif = self.rows.iter().any(|r| r.whatif.is_some());
+        write!(
+            f,
+            "{:<width$}  {:>11} {:>5}  {:>11} {:>5}  {:>11} {:>5}  {:>11} {:>5}  {:>11} {:>5}",
+            "region", "CP", "%CP", "CP excl", "%", "CPU", "%CPU", "CPU excl", "%", "CP-zero", "%"
+        )?;
+        if whatif {
+            write!(f, "  {:>11} {:>5}", "what-if", "%")?;
+        }
+        writeln!(f)?;
+        let cell = |v: Option<i64>, whole: i64| match v {
+            Some(v) => format!("{:>11} {:>5}", micros(v), percent(v, whole)),
+            None => format!("{:>11} {:>5}", "-", "-"),
+        };
+        for r in &self.rows {
+            write!(
+                f,
+                "{:<width$}  {}  {}  {}  {}  {}",
+                r.region,
+                cell(r.cp_inclusive, self.length),
+                cell(r.cp_exclusive, self.length),
+                cell(Some(r.cpu_inclusive), self.cpu_total),
+                cell(Some(r.cpu_exclusive), self.cpu_total),
+                cell(r.zero, self.length),
+            )?;
+            if whatif {
+                write!(f, "  {}", cell(r.whatif, self.length))?;
+            }
+            writeln!(f)?;
+        }
+        writeln!(
+            f,
+            "{:<width$}  {}",
+            "(transfer)",
+            cell(Some(self.transfer), self.length)
+        )?;
+        if self.uncovered > 0 {
+            writeln!(
+                f,
+                "{} regions beyond the kernel's {SELECTED} selected (program order) have no online CP columns",
+                self.uncovered
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// The online profile of a run and the offline one of its truth.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct ProfileComparison {
+    /// From the measured run's timestamped kernels (R7, R10).
+    pub online: CpProfile,
+    /// From the truth run's activity graph, with what-if re-simulations.
+    pub offline: CpProfile,
+}
+
+impl fmt::Display for ProfileComparison {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.online)?;
+        writeln!(f)?;
+        write!(f, "{}", self.offline)
+    }
+}
+
+fn sorted(mut rows: Vec<ProfileRow>) -> Vec<ProfileRow> {
+    // 003 Fig. 7: ordered by decreasing CPU time.
+    rows.sort_by(|a, b| {
+        b.cpu_inclusive
+            .cmp(&a.cpu_inclusive)
+            .then_with(|| a.id.cmp(&b.id))
+    });
+    rows
+}
+
+fn location_name(program: &Program, l: LocationId) -> String {
+    program
+        .locations
+        .get(l as usize)
+        .map_or_else(|| format!("location {l}"), |s| s.name.clone())
+}
+
+/// The online global path of a run with kernels (R10): every location's
+/// final snapshot folded with `Snapshot::combine`.
+pub fn online_path(run: &RunResult) -> Option<Snapshot<SELECTED>> {
+    let paths = run.paths.as_ref()?;
+    Some(paths.iter().fold(Snapshot::ZERO, |acc, s| acc.combine(s)))
+}
+
+fn cpu_sum(run: &RunResult) -> CpuTimes {
+    let mut sum = CpuTimes::default();
+    for c in run.cpu.iter().flatten() {
+        add_cpu(&mut sum, c);
+    }
+    sum
+}
+
+/// The online profile of a run with kernels: critical path, shares and
+/// nets of the selected regions from the timestamped kernels' final
+/// snapshots combined over locations (R7, R10), CPU time from their
+/// compensated times.
+pub fn online_profile(program: &Program, measured: &RunResult) -> CpProfile {
+    let path = online_path(measured).unwrap_or(Snapshot::ZERO);
+    let cpu = cpu_sum(measured);
+    let rows = program
+        .regions
+        .iter()
+        .enumerate()
+        .map(|(k, name)| {
+            let c = cpu.regions.get(k).copied().unwrap_or_default();
+            let selected = k < SELECTED;
+            ProfileRow {
+                id: k as u32,
+                region: name.clone(),
+                cp_inclusive: selected.then(|| path.inclusive[k]),
+                cp_exclusive: selected.then(|| path.exclusive[k]),
+                cpu_inclusive: c.inclusive,
+                cpu_exclusive: c.exclusive,
+                zero: selected.then(|| path.longest - path.net[k]),
+                whatif: None,
+            }
+        })
+        .collect();
+    CpProfile {
+        source: "online (measured run, timestamped kernels)".into(),
+        length: path.longest,
+        transfer: path.transfer,
+        ends_at: location_name(program, path.location),
+        cpu_total: cpu.total,
+        rows: sorted(rows),
+        uncovered: program.regions.len().saturating_sub(SELECTED),
+    }
+}
+
+/// The offline profile of a truth run kept with a trace: every region's
+/// shares, CPU time and zeroing from its activity graph and, when
+/// `whatif`, each region's what-if re-simulation.
+pub fn offline_profile(
+    program: &Program,
+    truth: &RunResult,
+    whatif_runs: bool,
+) -> Result<CpProfile, SimError> {
+    let activity = truth
+        .activity
+        .as_ref()
+        .ok_or_else(|| graph_error("the run kept no trace with kernels".into()))?;
+    let o = offline(activity, program.regions.len())?;
+    let end = truth.ends.iter().copied().max().unwrap_or(0) as i64;
+    let mut rows = Vec::with_capacity(program.regions.len());
+    for (k, name) in program.regions.iter().enumerate() {
+        let c = o.cpu.regions.get(k).copied().unwrap_or_default();
+        let whatif = if whatif_runs {
+            Some(end - whatif(program, k as u32)? as i64)
+        } else {
+            None
+        };
+        rows.push(ProfileRow {
+            id: k as u32,
+            region: name.clone(),
+            cp_inclusive: Some(o.path.inclusive[k]),
+            cp_exclusive: Some(o.path.exclusive[k]),
+            cpu_inclusive: c.inclusive,
+            cpu_exclusive: c.exclusive,
+            zero: Some(o.path.longest - o.net[k]),
+            whatif,
+        });
+    }
+    Ok(CpProfile {
+        source: "offline (truth run's activity graph, what-if re-simulation)".into(),
+        length: o.path.longest,
+        transfer: o.path.transfer,
+        ends_at: location_name(program, o.path.location),
+        cpu_total: o.cpu.total,
+        rows: sorted(rows),
+        uncovered: 0,
+    })
+}
+
+/// Runs `program` as the truth (with its activity graph) and as the
+/// measured run, and returns the critical-path profile of both: online
+/// from the measured run's kernels, offline from the truth with a what-if
+/// re-simulation per region. The `heisen simulate` table under Table 1.
+pub fn profile(program: &Program) -> Result<ProfileComparison, SimError> {
+    let truth = run(
+        program,
+        RunOptions {
+            trace: true,
+            ..RunOptions::TRUTH
+        },
+    )?;
+    let measured = run(program, RunOptions::MEASURED)?;
+    Ok(ProfileComparison {
+        online: online_profile(program, &measured),
+        offline: offline_profile(program, &truth, true)?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use heisen_core::TransferModel;
+
+    use super::*;
+    use crate::program::{ProgramBuilder, Source};
+    use crate::transfer::Network;
+
+    const FREE: Network = Network::ContentionFree(TransferModel {
+        latency: 500,
+        per_byte_ps: 0,
+        copy_per_byte_ps: 0,
+    });
+
+    fn truth(program: &Program) -> RunResult {
+        run(
+            program,
+            RunOptions {
+                trace: true,
+                ..RunOptions::TRUTH
+            },
+        )
+        .expect("runs")
+    }
+
+    mod longest_path {
+        use super::*;
+
+        /// r0: f { 1000 }, send to r1; r1: g { 200 }, receive, g { 300 }.
+        fn message() -> Program {
+            let mut b = ProgramBuilder::new("message");
+            let (f, g) = (b.region("f"), b.region("g"));
+            b.network(FREE);
+            let (r0, r1) = (b.rank("r0"), b.rank("r1"));
+            b.on(r0)
+                .region(f, |b| {
+                    b.compute(1000);
+                })
+                .send(r1, 8, 0);
+            b.on(r1)
+                .region(g, |b| {
+                    b.compute(200);
+                })
+                .recv(Source::Location(r0), 8, Some(0))
+                .region(g, |b| {
+                    b.compute(300);
+                });
+            b.build().expect("valid")
+        }
+
+        #[test]
+        fn follows_the_message_and_attributes_its_transfer() {
+            // 003 Fig. 1: the path runs f (1000) -> message (500) -> g (300);
+            // r1's first 200 ns in g waited, off the path (R7).
+            let p = message();
+            let o = offline(truth(&p).activity.as_deref().expect("graph"), 2).expect("walks");
+            assert_eq!(
+                (o.path.longest, o.path.transfer, o.path.location),
+                (1800, 500, 1)
+            );
+            assert_eq!(
+                (o.path.inclusive.clone(), o.path.exclusive.clone()),
+                (vec![1000, 300], vec![1000, 300])
+            );
+            assert_eq!(o.cpu.total, 1500);
+            assert_eq!(
+                o.cpu.regions,
+                vec![
+                    RegionTime {
+                        inclusive: 1000,
+                        exclusive: 1000
+                    },
+                    RegionTime {
+                        inclusive: 500,
+                        exclusive: 500
+                    },
+                ]
+            );
+        }
+
+        #[test]
+        fn zeroing_is_the_what_if_reduction() {
+            // 003 Fig. 4: with f free the message leaves at 0, r1 waits until
+            // 500 and ends at 800: n[f] = 800, L - n[f] = 1000. With g free
+            // the path is 1000 + 500: n[g] = 1500.
+            let p = message();
+            let o = offline(truth(&p).activity.as_deref().expect("graph"), 2).expect("walks");
+            assert_eq!(o.net, vec![800, 1500]);
+            assert_eq!((whatif(&p, 0), whatif(&p, 1)), (Ok(800), Ok(1500)));
+        }
+
+        #[test]
+        fn equal_paths_go_to_the_lower_location() {
+            // R7: r1 and r2 reach r0 with equal paths (1000 + 500); the
+            // lower location id, r1, wins, so its region gets the share.
+            let mut b = ProgramBuilder::new("tie");
+            let (f, g) = (b.region("f"), b.region("g"));
+            b.network(FREE);
+            let (r0, r1, r2) = (b.rank("r0"), b.rank("r1"), b.rank("r2"));
+            b.on(r0)
+                .irecv(Source::Location(r2), 8, Some(0), 2)
+                .irecv(Source::Location(r1), 8, Some(0), 1)
+                .waitall();
+            for (r, region) in [(r2, g), (r1, f)] {
+                b.on(r).region(region, |b| {
+                    b.compute(1000);
+                });
+                b.on(r).send(r0, 8, 0);
+            }
+            let p = b.build().expect("valid");
+            let o = offline(truth(&p).activity.as_deref().expect("graph"), 2).expect("walks");
+            assert_eq!((o.path.longest, o.path.location), (1500, 0));
+            assert_eq!(o.path.inclusive, vec![1000, 0]);
+            let measured = run(&p, RunOptions::MEASURED).expect("runs");
+            let online = online_path(&measured).expect("kernels ran");
+            assert_eq!(
+                (online.longest, online.inclusive[0], online.inclusive[1]),
+                (1500, 1000, 0)
+            );
+        }
+    }
+
+    mod whatif {
+        use super::*;
+
+        #[test]
+        fn removed_work_keeps_the_other_draws() {
+            // The zeroed region's draws still happen, so the next compute
+            // draws what it drew in the original run.
+            let mut b = ProgramBuilder::new("draws");
+            let (f, g) = (b.region("f"), b.region("g"));
+            let r0 = b.rank("r0");
+            let uniform = Duration::Uniform {
+                low: 100,
+                high: 10_000,
+            };
+            b.on(r0)
+                .region(f, |b| {
+                    b.compute_dist(uniform).compute_dist(Duration::Normal {
+                        mean: 500.0,
+                        sd: 100.0,
+                    });
+                })
+                .region(g, |b| {
+                    b.compute_dist(uniform);
+                });
+            let p = b.build().expect("valid");
+            let o = offline(truth(&p).activity.as_deref().expect("graph"), 2).expect("walks");
+            let g_alone = o.cpu.regions[1].inclusive as u64;
+            assert_eq!(whatif(&p, 0), Ok(g_alone));
+        }
+    }
+
+    mod profile_table {
+        use super::*;
+
+        #[test]
+        fn rows_follow_cpu_time_and_say_what_the_kernel_did_not_select() {
+            // 003 Fig. 7: ordered by decreasing CPU time.
+            let mut b = ProgramBuilder::new("many");
+            let regions: Vec<u32> = (0..SELECTED as u32 + 2)
+                .map(|i| b.region(&format!("r{i}")))
+                .collect();
+            b.network(FREE);
+            let r0 = b.rank("r0");
+            for (i, &r) in regions.iter().enumerate() {
+                b.on(r0).region(r, |b| {
+                    b.compute(100 * (i as u64 + 1));
+                });
+            }
+            let p = b.build().expect("valid");
+            let c = profile(&p).expect("runs");
+            assert_eq!(c.online.uncovered, 2);
+            assert_eq!(c.offline.uncovered, 0);
+            let first = &c.online.rows[0];
+            assert_eq!(
+                (first.id as usize, first.cp_inclusive),
+                (SELECTED + 1, None)
+            );
+            let selected = c.online.rows.iter().find(|r| r.id == 0).expect("row");
+            assert_eq!(
+                (selected.cp_inclusive, selected.zero),
+                (Some(100), Some(100))
+            );
+            let text = c.to_string();
+            assert!(
+                text.contains("2 regions beyond the kernel's 16 selected"),
+                "{text}"
+            );
+            assert!(text.contains("(transfer)"), "{text}");
+            let offline_first = &c.offline.rows[0];
+            assert_eq!(offline_first.whatif, offline_first.zero);
+        }
+    }
+}
