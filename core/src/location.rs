@@ -511,6 +511,7 @@ impl<const K: usize, const D: usize> Location<K, D> {
         Ok(())
     }
 
+    #[inline(always)]
     fn exit(
         &mut self,
         region: u32,
@@ -518,65 +519,64 @@ impl<const K: usize, const D: usize> Location<K, D> {
         t: u64,
     ) -> Result<Option<Exited>, KernelError> {
         self.check_time(t)?;
-        if self.lost_open == 0 {
-            match self.stack.last() {
-                None => return Err(KernelError::ExitWithoutEnter { region }),
-                Some(f) if f.region != region || f.kind != kind => {
-                    return Err(KernelError::ExitMismatch {
-                        open: f.region,
-                        exited: region,
-                    });
-                }
-                Some(_) => {}
-            }
+        if self.lost_open > 0 {
+            // R12: a frame that did not fit; its exit only charges its cost.
+            let cost = self.calibration.exit;
+            self.advance(t, cost.inside);
+            self.lost_open -= 1;
+            self.delay += cost.outside();
+            return Ok(None);
         }
+        let f = match self.stack.last() {
+            None => return Err(KernelError::ExitWithoutEnter { region }),
+            Some(f) if f.region != region || f.kind != kind => {
+                return Err(KernelError::ExitMismatch {
+                    open: f.region,
+                    exited: region,
+                });
+            }
+            Some(&f) => f,
+        };
         let cost = self.calibration.exit;
         // R1: the part of the exit before its clock read is inside the region.
         let now = self.advance(t, cost.inside);
-        let exited = if self.lost_open > 0 {
-            self.lost_open -= 1;
-            None
-        } else {
-            self.stack.pop().map(|f| {
-                if f.kind == FrameKind::Region {
-                    self.open[f.region as usize % OPEN_BUCKETS] -= 1;
-                }
-                let new_top = self.top_slot();
-                if f.slot != NO_SLOT {
-                    self.deactivate(usize::from(f.slot));
-                }
-                self.switch_top(f.top, new_top);
-                let measured_inclusive = t - f.start_measured;
-                // R2: (t1 - t0) - (x(t1) - x(t0)) = a(t1) - a(t0)
-                let inclusive = now - f.start_approximated;
-                if let Some(parent) = self.stack.last_mut() {
-                    if f.folded || (f.kind == FrameKind::Loop && parent.kind == FrameKind::Region) {
-                        // 002 Fig. 11: the folded call does not exist; its
-                        // children are the parent's children. Likewise a
-                        // loop is transparent to its region's exclusive time.
-                        parent.child_measured += f.child_measured;
-                        parent.child_compensated += f.child_compensated;
-                    } else {
-                        parent.child_measured += measured_inclusive;
-                        parent.child_compensated += inclusive;
-                    }
-                }
-                Exited {
-                    region: f.region,
-                    site: f.site,
-                    kind: f.kind,
-                    folded: f.folded,
-                    measured_inclusive,
-                    measured_exclusive: measured_inclusive.saturating_sub(f.child_measured),
-                    inclusive,
-                    // R2: exclusive = inclusive - children's compensated inclusive
-                    exclusive: inclusive - f.child_compensated,
-                }
-            })
-        };
+        self.stack.truncate(self.stack.len() - 1);
+        if f.kind == FrameKind::Region {
+            self.open[f.region as usize % OPEN_BUCKETS] -= 1;
+        }
+        if f.slot != NO_SLOT {
+            self.deactivate(usize::from(f.slot));
+        }
+        let new_top = self.top_slot();
+        self.switch_top(f.top, new_top);
+        let measured_inclusive = t - f.start_measured;
+        // R2: (t1 - t0) - (x(t1) - x(t0)) = a(t1) - a(t0)
+        let inclusive = now - f.start_approximated;
+        if let Some(parent) = self.stack.last_mut() {
+            if f.folded || (f.kind == FrameKind::Loop && parent.kind == FrameKind::Region) {
+                // 002 Fig. 11: the folded call does not exist; its
+                // children are the parent's children. Likewise a
+                // loop is transparent to its region's exclusive time.
+                parent.child_measured += f.child_measured;
+                parent.child_compensated += f.child_compensated;
+            } else {
+                parent.child_measured += measured_inclusive;
+                parent.child_compensated += inclusive;
+            }
+        }
         // R1: the rest of the exit is the parent's.
         self.delay += cost.outside();
-        Ok(exited)
+        Ok(Some(Exited {
+            region: f.region,
+            site: f.site,
+            kind: f.kind,
+            folded: f.folded,
+            measured_inclusive,
+            measured_exclusive: measured_inclusive.saturating_sub(f.child_measured),
+            inclusive,
+            // R2: exclusive = inclusive - children's compensated inclusive
+            exclusive: inclusive - f.child_compensated,
+        }))
     }
 
     #[inline]
