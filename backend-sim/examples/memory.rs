@@ -4,12 +4,16 @@
 //! `master-worker` (1,024 locations, measured run with kernels),
 //! `master-worker-times` (the same, times only), `master-worker-long`
 //! (four times the packets: memory must stay the same). Prints the events, the
-//! events per second and the peak resident set (VmHWM) of the process.
+//! events per second and the peak resident set (VmHWM) of the process. The
+//! dissemination schedule is written to a temporary file and loaded from it
+//! line by line ([`goal::load_file`]); every run consumes its program
+//! ([`run_owned`]). With `HEISEN_RUN_PEAK` set, the peak is reset after
+//! loading, so that it is the run's alone.
 
 use std::time::Instant;
 
-use heisen_sim::builtin::{dissemination_goal, master_worker};
-use heisen_sim::engine::{RunOptions, run};
+use heisen_sim::builtin::{master_worker, write_dissemination_goal};
+use heisen_sim::engine::{RunOptions, run_owned};
 use heisen_sim::goal;
 use heisen_sim::transfer::{LogGops, Network};
 
@@ -56,17 +60,21 @@ fn main() {
     let before = peak_kib();
     let (program, options) = match workload.as_str() {
         "dissemination" => {
-            let text = dissemination_goal(65_536);
-            eprintln!("GOAL text: {} MiB, RSS {} MiB", text.len() >> 20, rss_mib());
-            let schedule = goal::parse("dissemination.goal", &text).expect("the schedule parses");
-            drop(text);
-            eprintln!("schedule parsed, text dropped: RSS {} MiB", rss_mib());
-            let program = schedule
-                .to_program("dissemination.goal", Network::LogGops(LogGops::default()))
-                .expect("the schedule converts");
+            // Written to a file and read back line by line, as LogGOPSim
+            // reads its schedule: the text is never whole in memory.
+            let path = std::env::temp_dir().join(format!("heisen-{}.goal", std::process::id()));
+            let mut file =
+                std::io::BufWriter::new(std::fs::File::create(&path).expect("a temporary file"));
+            write_dissemination_goal(65_536, &mut file).expect("the schedule is written");
+            drop(file);
+            let program = goal::load_file(
+                "dissemination.goal",
+                &path,
+                Network::LogGops(LogGops::default()),
+            );
+            let _ = std::fs::remove_file(&path);
+            let program = program.expect("the schedule loads");
             eprintln!("program built: RSS {} MiB", rss_mib());
-            drop(schedule);
-            eprintln!("schedule dropped: RSS {} MiB", rss_mib());
             (program, RunOptions::TIMES)
         }
         "master-worker" => (master_worker(1023, 4, 50), RunOptions::MEASURED),
@@ -79,9 +87,13 @@ fn main() {
         }
     };
     let loaded = peak_kib();
+    if std::env::var_os("HEISEN_RUN_PEAK").is_some() {
+        // Diagnostics: the peak of the run alone (resets VmHWM).
+        let _ = std::fs::write("/proc/self/clear_refs", "5");
+    }
     let start = Instant::now();
     let cpu = cpu_seconds();
-    let r = run(&program, options).expect("the run finishes");
+    let r = run_owned(program, options).expect("the run finishes");
     let s = start.elapsed().as_secs_f64();
     let c = cpu_seconds() - cpu;
     println!(

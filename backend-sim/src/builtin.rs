@@ -710,27 +710,33 @@ pub fn random(seed: u64) -> Program {
 /// receives from rank - 2^k; a round's send requires the previous round's
 /// receive. 65,536 ranks give the 3.1-million-event bench.
 pub fn dissemination_goal(ranks: u32) -> String {
-    use core::fmt::Write as _;
-    let mut s = String::new();
-    let _ = writeln!(s, "num_ranks {ranks}");
+    let mut s = Vec::new();
+    let _ = write_dissemination_goal(ranks, &mut s);
+    String::from_utf8(s).unwrap_or_default()
+}
+
+/// [`dissemination_goal`] written to `out` as it is made (the 65,536-rank
+/// text is 75 MiB).
+pub fn write_dissemination_goal(ranks: u32, out: &mut impl std::io::Write) -> std::io::Result<()> {
+    writeln!(out, "num_ranks {ranks}")?;
     for r in 0..ranks {
-        let _ = writeln!(s, "\nrank {r} {{");
+        writeln!(out, "\nrank {r} {{")?;
         let mut distance = 1;
         let mut label = 1;
         while distance < ranks {
             let to = (r + distance) % ranks;
             let from = (r + ranks - distance) % ranks;
-            let _ = writeln!(s, "l{label}: send 1b to {to} tag 0");
+            writeln!(out, "l{label}: send 1b to {to} tag 0")?;
             if label > 1 {
-                let _ = writeln!(s, "l{label} requires l{}", label - 1);
+                writeln!(out, "l{label} requires l{}", label - 1)?;
             }
-            let _ = writeln!(s, "l{}: recv 1b from {from} tag 0", label + 1);
+            writeln!(out, "l{}: recv 1b from {from} tag 0", label + 1)?;
             distance *= 2;
             label += 2;
         }
-        let _ = writeln!(s, "}}");
+        writeln!(out, "}}")?;
     }
-    s
+    Ok(())
 }
 
 #[cfg(test)]

@@ -219,9 +219,40 @@ pub struct RunResult {
 /// Runs `program` once.
 pub fn run(program: &Program, options: RunOptions) -> Result<RunResult, SimError> {
     program.validate().map_err(SimError::Program)?;
-    let mut engine = Engine::new(program, options)?;
+    let mut engine = Engine::new(program, options, None)?;
     engine.run()?;
     Ok(engine.finish())
+}
+
+/// [`run`], consuming the program: each location's operations are dropped
+/// as soon as they are compiled, so that the program and the engine's
+/// compiled form of it are never both whole in memory (large GOAL
+/// schedules).
+pub fn run_owned(mut program: Program, options: RunOptions) -> Result<RunResult, SimError> {
+    program.validate().map_err(SimError::Program)?;
+    let mut durations = Vec::new();
+    let mut scratch = Vec::new();
+    let codes = program
+        .locations
+        .iter_mut()
+        .map(|spec| {
+            compile(&spec.body, &mut scratch, &mut durations);
+            spec.body = Vec::new();
+            let code = scratch.clone();
+            scratch.clear();
+            code
+        })
+        .collect();
+    let mut engine = Engine::new(&program, options, Some((codes, durations)))?;
+    engine.run()?;
+    Ok(engine.finish())
+}
+
+fn compile_location(body: &[Op], durations: &mut Vec<Duration>) -> Vec<Instr> {
+    let mut code = Vec::new();
+    compile(body, &mut code, durations);
+    code.shrink_to_fit();
+    code
 }
 
 // ----- compiled form ---------------------------------------------------------
@@ -246,17 +277,28 @@ enum Instr {
         id: u32,
         start: usize,
     },
-    Compute(Duration),
+    /// CPU work of a fixed time (ns).
+    Compute(u64),
+    /// CPU work drawn from [`Engine::durations`]`[i]`.
+    Draw(u32),
+    /// Fields packed so that an instruction takes 24 bytes: `to` is
+    /// [`LAST_SOURCE`] for [`Dest::LastSource`]; the request is
+    /// [`unpack_req`]`(request, internal)`.
     Isend {
-        to: Dest,
+        to: u32,
         bytes: u64,
         tag: u32,
-        request: Req,
+        request: u32,
+        internal: bool,
     },
+    /// `from` is [`ANY_SOURCE`] for [`Source::Any`]; `tag` is `None` when
+    /// `any_tag`.
     Irecv {
-        from: Source,
-        tag: Tag,
-        request: Req,
+        from: u32,
+        tag: u32,
+        any_tag: bool,
+        request: u32,
+        internal: bool,
     },
     /// Waits for one request, or two (a sendrecv's).
     Wait(Req, Option<Req>),
@@ -278,12 +320,79 @@ enum Instr {
     Join(LocationId),
 }
 
-fn compile(ops: &[Op], out: &mut Vec<Instr>) {
+/// [`Instr::Isend`]'s `to` for [`Dest::LastSource`] (locations are fewer).
+const LAST_SOURCE: u32 = u32::MAX;
+/// [`Instr::Irecv`]'s `from` for [`Source::Any`].
+const ANY_SOURCE: u32 = u32::MAX;
+
+fn pack_req(r: Req) -> (u32, bool) {
+    match r {
+        Req::User(n) => (n, false),
+        Req::Internal(n) => (u32::from(n), true),
+    }
+}
+
+fn unpack_req(n: u32, internal: bool) -> Req {
+    if internal {
+        Req::Internal(n as u8)
+    } else {
+        Req::User(n)
+    }
+}
+
+fn isend(to: Dest, bytes: u64, tag: u32, request: Req) -> Instr {
+    let (request, internal) = pack_req(request);
+    Instr::Isend {
+        to: match to {
+            Dest::Location(t) => t,
+            Dest::LastSource => LAST_SOURCE,
+        },
+        bytes,
+        tag,
+        request,
+        internal,
+    }
+}
+
+fn irecv(from: Source, tag: Tag, request: Req) -> Instr {
+    let (request, internal) = pack_req(request);
+    Instr::Irecv {
+        from: match from {
+            Source::Location(f) => f,
+            Source::Any => ANY_SOURCE,
+        },
+        tag: tag.unwrap_or(0),
+        any_tag: tag.is_none(),
+        request,
+        internal,
+    }
+}
+
+/// An [`Instr::Irecv`]'s fields as the engine uses them.
+fn unpack_irecv(
+    from: u32,
+    tag: u32,
+    any_tag: bool,
+    request: u32,
+    internal: bool,
+) -> (Source, Tag, Req) {
+    (
+        if from == ANY_SOURCE {
+            Source::Any
+        } else {
+            Source::Location(from)
+        },
+        (!any_tag).then_some(tag),
+        unpack_req(request, internal),
+    )
+}
+
+fn compile(ops: &[Op], out: &mut Vec<Instr>, durations: &mut Vec<Duration>) {
     for op in ops {
         match op {
             Op::Region { region, body } => {
                 out.push(Instr::Enter(*region));
-                compile(body, out);
+                compile(body, out, durations);
                 out.push(Instr::Exit(*region));
             }
             Op::Loop { id, count, body } => {
@@ -293,7 +402,7 @@ fn compile(ops: &[Op], out: &mut Vec<Instr>) {
                     count: *count,
                     end: 0,
                 });
-                compile(body, out);
+                compile(body, out, durations);
                 let end = out.len();
                 out.push(Instr::LoopEnd { id: *id, start });
                 out[start] = Instr::LoopStart {
@@ -302,22 +411,17 @@ fn compile(ops: &[Op], out: &mut Vec<Instr>) {
                     end,
                 };
             }
-            Op::Compute(d) => out.push(Instr::Compute(*d)),
+            Op::Compute(Duration::Fixed(ns)) => out.push(Instr::Compute(*ns)),
+            Op::Compute(d) => {
+                out.push(Instr::Draw(durations.len() as u32));
+                durations.push(*d);
+            }
             Op::Send { to, bytes, tag } => {
-                out.push(Instr::Isend {
-                    to: *to,
-                    bytes: *bytes,
-                    tag: *tag,
-                    request: Req::Internal(0),
-                });
+                out.push(isend(*to, *bytes, *tag, Req::Internal(0)));
                 out.push(Instr::Wait(Req::Internal(0), None));
             }
             Op::Recv { from, tag, .. } => {
-                out.push(Instr::Irecv {
-                    from: *from,
-                    tag: *tag,
-                    request: Req::Internal(0),
-                });
+                out.push(irecv(*from, *tag, Req::Internal(0)));
                 out.push(Instr::Wait(Req::Internal(0), None));
             }
             Op::Isend {
@@ -325,19 +429,10 @@ fn compile(ops: &[Op], out: &mut Vec<Instr>) {
                 bytes,
                 tag,
                 request,
-            } => out.push(Instr::Isend {
-                to: *to,
-                bytes: *bytes,
-                tag: *tag,
-                request: Req::User(*request),
-            }),
+            } => out.push(isend(*to, *bytes, *tag, Req::User(*request))),
             Op::Irecv {
                 from, tag, request, ..
-            } => out.push(Instr::Irecv {
-                from: *from,
-                tag: *tag,
-                request: Req::User(*request),
-            }),
+            } => out.push(irecv(*from, *tag, Req::User(*request))),
             Op::Wait { request } => out.push(Instr::Wait(Req::User(*request), None)),
             Op::WaitAll => out.push(Instr::WaitAll),
             Op::Sendrecv {
@@ -347,17 +442,8 @@ fn compile(ops: &[Op], out: &mut Vec<Instr>) {
                 tag,
                 ..
             } => {
-                out.push(Instr::Irecv {
-                    from: *from,
-                    tag: Some(*tag),
-                    request: Req::Internal(1),
-                });
-                out.push(Instr::Isend {
-                    to: *to,
-                    bytes: *send_bytes,
-                    tag: *tag,
-                    request: Req::Internal(0),
-                });
+                out.push(irecv(*from, Some(*tag), Req::Internal(1)));
+                out.push(isend(*to, *send_bytes, *tag, Req::Internal(0)));
                 out.push(Instr::Wait(Req::Internal(0), Some(Req::Internal(1))));
             }
             Op::Collective { kind, root, bytes } => out.push(Instr::Collective {
@@ -573,6 +659,49 @@ enum State {
     Done,
 }
 
+/// A list in arrival order whose first element lives inline: most
+/// locations have at most one request, posted receive or unexpected
+/// message at a time, and keeping it in [`Loc`] spares a heap allocation
+/// per location and a cache miss per arrival. Invariant: `rest` is empty
+/// when `head` is `None`.
+#[derive(Debug)]
+struct Small<T> {
+    head: Option<T>,
+    rest: VecDeque<T>,
+}
+
+impl<T> Small<T> {
+    const fn new() -> Self {
+        Small {
+            head: None,
+            rest: VecDeque::new(),
+        }
+    }
+
+    fn push(&mut self, x: T) {
+        if self.head.is_none() {
+            self.head = Some(x);
+        } else {
+            self.rest.push_back(x);
+        }
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &T> {
+        self.head.iter().chain(self.rest.iter())
+    }
+
+    /// Removes and returns the `i`-th element, keeping the order.
+    fn remove(&mut self, i: usize) -> Option<T> {
+        if i == 0 {
+            let head = self.head.take();
+            self.head = self.rest.pop_front();
+            head
+        } else {
+            self.rest.remove(i - 1)
+        }
+    }
+}
+
 #[derive(Debug)]
 struct Loc {
     code: Vec<Instr>,
@@ -583,7 +712,7 @@ struct Loc {
     send_nic_free: u64,
     recv_nic_free: u64,
     requests: Vec<Request>,
-    posted: VecDeque<Posted>,
+    posted: Small<Posted>,
     /// Names of eager sends not waited for yet (complete already).
     done_sends: Vec<Req>,
     unexpected: VecDeque<Message>,
@@ -659,10 +788,16 @@ struct Engine<'p> {
     /// The activity graph, kept with a trace when kernels run.
     activity: Option<Vec<LocationActivity>>,
     selected: [u32; SELECTED],
+    /// The compute times drawn at random, indexed by [`Instr::Draw`].
+    durations: Vec<Duration>,
 }
 
 impl<'p> Engine<'p> {
-    fn new(program: &'p Program, options: RunOptions) -> Result<Self, SimError> {
+    fn new(
+        program: &'p Program,
+        options: RunOptions,
+        compiled: Option<(Vec<Vec<Instr>>, Vec<Duration>)>,
+    ) -> Result<Self, SimError> {
         let calibration = if options.measured {
             program.calibration
         } else {
@@ -697,11 +832,18 @@ impl<'p> Engine<'p> {
             activity: (options.trace && options.kernels)
                 .then(|| vec![LocationActivity::default(); program.locations.len()]),
             selected,
+            durations: Vec::new(),
         };
+        let (mut codes, durations) = match compiled {
+            Some((codes, durations)) => (Some(codes.into_iter()), durations),
+            None => (None, Vec::new()),
+        };
+        engine.durations = durations;
         for (i, spec) in program.locations.iter().enumerate() {
-            let mut code = Vec::new();
-            compile(&spec.body, &mut code);
-            code.shrink_to_fit();
+            let code = match &mut codes {
+                Some(c) => c.next().unwrap_or_default(),
+                None => compile_location(&spec.body, &mut engine.durations),
+            };
             let started = !spec.spawned;
             engine.locs.push(Loc {
                 code,
@@ -716,7 +858,7 @@ impl<'p> Engine<'p> {
                 send_nic_free: 0,
                 recv_nic_free: 0,
                 requests: Vec::new(),
-                posted: VecDeque::new(),
+                posted: Small::new(),
                 done_sends: Vec::new(),
                 unexpected: VecDeque::new(),
                 last_source: None,
@@ -949,9 +1091,15 @@ impl<'p> Engine<'p> {
         if self.locs[li].cpu_free > now {
             // LogGOPSim: posting a receive needs no CPU, so receives are
             // posted now; anything else waits for the CPU (re-insert).
-            while let Some(Instr::Irecv { from, tag, request }) =
-                self.locs[li].code.get(self.locs[li].pc).copied()
+            while let Some(Instr::Irecv {
+                from,
+                tag,
+                any_tag,
+                request,
+                internal,
+            }) = self.locs[li].code.get(self.locs[li].pc).copied()
             {
+                let (from, tag, request) = unpack_irecv(from, tag, any_tag, request, internal);
                 self.post(l, from, tag, request)?;
             }
             let t = self.locs[li].cpu_free;
@@ -1081,8 +1229,13 @@ impl<'p> Engine<'p> {
                         return self.next_step(l);
                     }
                 }
-                Instr::Compute(d) => {
+                instr @ (Instr::Compute(_) | Instr::Draw(_)) => {
                     let seed = self.program.seed;
+                    let d = match instr {
+                        Instr::Draw(i) => self.durations[i as usize],
+                        Instr::Compute(ns) => Duration::Fixed(ns),
+                        _ => unreachable!("a compute instruction"),
+                    };
                     let loc = &mut self.locs[li];
                     let ns = match d {
                         Duration::Fixed(ns) => ns,
@@ -1107,15 +1260,17 @@ impl<'p> Engine<'p> {
                     bytes,
                     tag,
                     request,
+                    internal,
                 } => {
+                    let request = unpack_req(request, internal);
                     let to = match to {
-                        Dest::Location(t) => t,
-                        Dest::LastSource => self.locs[li].last_source.ok_or_else(|| {
+                        LAST_SOURCE => self.locs[li].last_source.ok_or_else(|| {
                             SimError::Program(format!(
                                 "{}: a reply to the last source before any receive completed",
                                 self.name(l)
                             ))
                         })?,
+                        t => t,
                     };
                     if to == l {
                         return Err(SimError::Program(format!(
@@ -1191,7 +1346,16 @@ impl<'p> Engine<'p> {
                         return self.next_step(l);
                     }
                 }
-                Instr::Irecv { from, tag, request } => self.post(l, from, tag, request)?,
+                Instr::Irecv {
+                    from,
+                    tag,
+                    any_tag,
+                    request,
+                    internal,
+                } => {
+                    let (from, tag, request) = unpack_irecv(from, tag, any_tag, request, internal);
+                    self.post(l, from, tag, request)?;
+                }
                 Instr::Wait(first, second) => {
                     let loc = &mut self.locs[li];
                     let mut ids = [0; 2];
@@ -1408,7 +1572,7 @@ impl<'p> Engine<'p> {
         match found.and_then(|i| loc.unexpected.remove(i)) {
             Some(m) => self.matched(l, posted, m, now),
             None => {
-                self.locs[li].posted.push_back(posted);
+                self.locs[li].posted.push(posted);
                 Ok(())
             }
         }
@@ -2293,6 +2457,30 @@ mod tests {
             .recv(Source::Location(r0), 100, Some(7))
             .compute(200);
         b.build().unwrap()
+    }
+
+    #[test]
+    fn run_owned_is_run() {
+        let mut programs: Vec<Program> = crate::builtin::BUILTINS
+            .iter()
+            .filter_map(|b| crate::builtin::program(b.name, Some(3)))
+            .collect();
+        programs.push(crate::builtin::program("random", Some(5)).unwrap());
+        programs.push(two_ranks(30));
+        let traced = RunOptions {
+            trace: true,
+            ..RunOptions::MEASURED
+        };
+        for p in programs {
+            for options in [RunOptions::TIMES, RunOptions::MEASURED, traced] {
+                assert_eq!(
+                    run(&p, options),
+                    run_owned(p.clone(), options),
+                    "{}",
+                    p.name
+                );
+            }
+        }
     }
 
     mod messages {

@@ -14,6 +14,10 @@
 //! rather than all at time 0, which only matters for rendezvous matching
 //! and wildcard order.
 
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+
 use crate::input::InputError;
 use crate::program::{
     Dest, Duration, Kind, LocationSpec, MAX_BYTES, MAX_LOCATIONS, MAX_TIME, Op, Program, Source,
@@ -215,11 +219,16 @@ struct Parser<'a> {
 
 impl<'a> Parser<'a> {
     fn new(file: &'a str, text: &'a str) -> Result<Self, InputError> {
+        Self::at(file, text, 1)
+    }
+
+    /// A parser of `text`, whose first line is line `line` of the file.
+    fn at(file: &'a str, text: &'a str, line: usize) -> Result<Self, InputError> {
         let mut lexer = Lexer {
             file,
             text,
             i: 0,
-            line: 1,
+            line,
             ended: false,
         };
         let (token, line) = lexer.next_token()?;
@@ -573,55 +582,227 @@ impl Schedule {
     pub fn to_program(&self, name: &str, network: Network) -> Result<Program, InputError> {
         let mut locations = Vec::with_capacity(self.ranks.len());
         for (r, nodes) in self.ranks.iter().enumerate() {
-            let order = topological(nodes).ok_or_else(|| {
-                InputError::new(
-                    name,
-                    nodes.first().map_or(0, |n| n.line),
-                    format!("rank {r}: the dependencies form a cycle"),
-                )
-            })?;
-            let mut body = Vec::with_capacity(nodes.len() + 1);
-            let mut waited = vec![false; nodes.len()];
-            for i in order {
-                let node = &nodes[i];
-                for &d in &node.requires {
-                    if !waited[d] && !matches!(nodes[d].op, GoalOp::Calc(_)) {
-                        waited[d] = true;
-                        body.push(Op::Wait { request: d as u32 });
-                    }
-                }
-                body.push(match node.op {
-                    GoalOp::Calc(ns) => Op::Compute(Duration::Fixed(ns)),
-                    GoalOp::Send { bytes, to, tag } => Op::Isend {
-                        to: Dest::Location(to),
-                        bytes,
-                        tag,
-                        request: i as u32,
-                    },
-                    GoalOp::Recv { bytes, from, tag } => Op::Irecv {
-                        from: from.map_or(Source::Any, Source::Location),
-                        bytes,
-                        tag,
-                        request: i as u32,
-                    },
-                });
-            }
-            body.push(Op::WaitAll);
-            locations.push(LocationSpec {
-                name: format!("rank {r}"),
-                kind: Kind::Rank,
-                spawned: false,
-                body,
-            });
+            locations.push(convert(name, r, nodes)?);
         }
-        Ok(Program {
-            name: name.to_string(),
-            regions: Vec::new(),
-            locations,
-            seed: 0,
-            network,
-            calibration: heisen_core::Calibration::ZERO,
-        })
+        Ok(goal_program(name, locations, network))
+    }
+}
+
+fn goal_program(name: &str, locations: Vec<LocationSpec>, network: Network) -> Program {
+    Program {
+        name: name.to_string(),
+        regions: Vec::new(),
+        locations,
+        seed: 0,
+        network,
+        calibration: heisen_core::Calibration::ZERO,
+    }
+}
+
+/// One rank's operations as a location (see the module doc).
+fn convert(name: &str, r: usize, nodes: &[GoalNode]) -> Result<LocationSpec, InputError> {
+    let order = topological(nodes).ok_or_else(|| {
+        InputError::new(
+            name,
+            nodes.first().map_or(0, |n| n.line),
+            format!("rank {r}: the dependencies form a cycle"),
+        )
+    })?;
+    let waits = nodes.iter().map(|n| n.requires.len()).sum::<usize>();
+    let mut body = Vec::with_capacity(nodes.len() + 1 + waits.min(nodes.len()));
+    let mut waited = vec![false; nodes.len()];
+    for i in order {
+        let node = &nodes[i];
+        for &d in &node.requires {
+            if !waited[d] && !matches!(nodes[d].op, GoalOp::Calc(_)) {
+                waited[d] = true;
+                body.push(Op::Wait { request: d as u32 });
+            }
+        }
+        body.push(match node.op {
+            GoalOp::Calc(ns) => Op::Compute(Duration::Fixed(ns)),
+            GoalOp::Send { bytes, to, tag } => Op::Isend {
+                to: Dest::Location(to),
+                bytes,
+                tag,
+                request: i as u32,
+            },
+            GoalOp::Recv { bytes, from, tag } => Op::Irecv {
+                from: from.map_or(Source::Any, Source::Location),
+                bytes,
+                tag,
+                request: i as u32,
+            },
+        });
+    }
+    body.push(Op::WaitAll);
+    body.shrink_to_fit();
+    Ok(LocationSpec {
+        name: format!("rank {r}"),
+        kind: Kind::Rank,
+        spawned: false,
+        body,
+    })
+}
+
+/// Reads a GOAL schedule straight into a program on `network`, converting
+/// each rank as soon as it is read, so that the parsed graph of the whole
+/// schedule never exists at once (a 65,536-rank schedule's graph is several
+/// times the size of its program). The result and every error are those of
+/// [`parse`] followed by [`Schedule::to_program`]: on any problem, or on an
+/// unusual layout (`num_ranks` after a rank or given twice), this reads the
+/// text again the slow way to report exactly the same thing.
+pub fn load(file: &str, text: &str, network: Network) -> Result<Program, InputError> {
+    let mut fast = Fast::default();
+    if fast.chunk(file, text, 1).is_some()
+        && let Some(program) = fast.finish(file, network)
+    {
+        return Ok(program);
+    }
+    parse(file, text).and_then(|s| s.to_program(file, network))
+}
+
+/// [`load`] from the file at `path` (`name` in messages), read line by line
+/// so that the text is never whole in memory either. Errors are those of
+/// reading the file with [`std::fs::read_to_string`] (`name: error`) and
+/// then [`load`]: on any problem the file is read again whole to report
+/// exactly that.
+pub fn load_file(name: &str, path: &Path, network: Network) -> Result<Program, String> {
+    if let Some(program) = load_stream(name, path, network) {
+        return Ok(program);
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{name}: {e}"))?;
+    load(name, &text, network).map_err(|e| e.to_string())
+}
+
+/// Text read at once by [`load_stream`] before it is parsed (whole
+/// top-level statements: the cut is never inside a rank or a comment).
+const CHUNK: usize = 1 << 16;
+
+fn load_stream(name: &str, path: &Path, network: Network) -> Option<Program> {
+    let mut reader = BufReader::new(File::open(path).ok()?);
+    let mut fast = Fast::default();
+    let mut chunk = String::new();
+    let (mut line, mut first_line) = (1, 1);
+    let (mut depth, mut comment) = (0i64, false);
+    loop {
+        let before = chunk.len();
+        if reader.read_line(&mut chunk).ok()? == 0 {
+            break;
+        }
+        // Brackets and comments as the lexer sees them.
+        let bytes = &chunk.as_bytes()[before..];
+        let mut i = 0;
+        while i < bytes.len() {
+            let next = bytes.get(i + 1).copied();
+            if comment {
+                if bytes[i] == b'*' && next == Some(b'/') {
+                    comment = false;
+                    i += 1;
+                }
+            } else {
+                match (bytes[i], next) {
+                    (b'/', Some(b'/')) => break,
+                    (b'/', Some(b'*')) => {
+                        comment = true;
+                        i += 1;
+                    }
+                    (b'{', _) => depth += 1,
+                    (b'}', _) => depth -= 1,
+                    _ => {}
+                }
+            }
+            i += 1;
+        }
+        line += 1;
+        if depth <= 0 && !comment && chunk.len() >= CHUNK {
+            fast.chunk(name, &chunk, first_line)?;
+            chunk.clear();
+            first_line = line;
+            depth = 0;
+        }
+    }
+    fast.chunk(name, &chunk, first_line)?;
+    drop(chunk);
+    fast.finish(name, network)
+}
+
+/// The state of [`load`]'s direct path: `None` from a step means "read the
+/// schedule the slow way".
+#[derive(Default)]
+struct Fast {
+    n: Option<u64>,
+    bodies: Vec<Option<LocationSpec>>,
+}
+
+impl Fast {
+    /// Reads whole top-level statements; `line` is the first one's line.
+    fn chunk(&mut self, file: &str, text: &str, line: usize) -> Option<()> {
+        let mut p = Parser::at(file, text, line).ok()?;
+        loop {
+            match p.token {
+                Token::End => return Some(()),
+                Token::Newline => {
+                    p.advance().ok()?;
+                }
+                Token::Word("num_ranks") => {
+                    if self.n.is_some() {
+                        return None;
+                    }
+                    p.advance().ok()?;
+                    let v = p.number("").ok()?;
+                    if v == 0 || v > MAX_LOCATIONS {
+                        return None;
+                    }
+                    self.n = Some(v);
+                    self.bodies.resize_with(v as usize, || None);
+                }
+                Token::Word("rank") => {
+                    let n = self.n?;
+                    p.advance().ok()?;
+                    let r = p.number("").ok()?;
+                    if r >= n || self.bodies[r as usize].is_some() || p.token != Token::Open {
+                        return None;
+                    }
+                    p.advance().ok()?;
+                    let nodes = parse_rank(&mut p).ok()?;
+                    let bad_peer = nodes.iter().any(|node| {
+                        let peer = match node.op {
+                            GoalOp::Send { to, .. } => Some(to),
+                            GoalOp::Recv { from, .. } => from,
+                            GoalOp::Calc(_) => None,
+                        };
+                        peer.is_some_and(|x| u64::from(x) >= n)
+                    });
+                    if bad_peer {
+                        return None;
+                    }
+                    self.bodies[r as usize] = Some(convert(file, r as usize, &nodes).ok()?);
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    fn finish(self, file: &str, network: Network) -> Option<Program> {
+        self.n?;
+        let locations = self
+            .bodies
+            .into_iter()
+            .enumerate()
+            .map(|(r, b)| b.unwrap_or_else(|| empty_rank(r)))
+            .collect();
+        Some(goal_program(file, locations, network))
+    }
+}
+
+/// A rank the schedule does not define: it only waits for nothing.
+fn empty_rank(r: usize) -> LocationSpec {
+    LocationSpec {
+        name: format!("rank {r}"),
+        kind: Kind::Rank,
+        spawned: false,
+        body: vec![Op::WaitAll],
     }
 }
 
@@ -858,5 +1039,69 @@ mod tests {
         )
         .unwrap();
         assert!(s.to_program("c.goal", Network::default()).is_err());
+    }
+
+    fn same_as_parse(text: &str) {
+        let network = Network::LogGops(LogGops::default());
+        let slow = parse("s.goal", text).and_then(|s| s.to_program("s.goal", network));
+        let fast = load("s.goal", text, network);
+        match (slow, fast) {
+            (Ok(a), Ok(b)) => assert_eq!(a, b),
+            (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
+            (a, b) => panic!("parse: {a:?}\nload: {b:?}"),
+        }
+    }
+
+    #[test]
+    fn load_is_parse_then_to_program() {
+        same_as_parse(&dissemination(64));
+        same_as_parse(BINOMIAL_4);
+        for text in [
+            "num_ranks 2\nrank 0 {\nl1: send 8 to 1\n}\n",
+            "num_ranks 2\nrank 0 {\nl1: calc 5\nl1 requires l9\n}\n",
+            "num_ranks 2\nrank 3 {\n}\n",
+            "rank 0 {\n}\nnum_ranks 1\n",
+            "num_ranks 2\nnum_ranks 3\nrank 2 {\n}\n",
+            "num_ranks 2\nrank 0 {\n}\nrank 0 {\ncalc 1\n}\n",
+            "num_ranks 2\nrank 0 {\ncalc 1\n}\nrank 0 {\ncalc 1\n}\n",
+            "num_ranks 2\nrank 0 {\nsend 1b to 2\n}\n",
+            "num_ranks 1\nrank 0 {\nl1: calc 1\nl2: calc 2\nl1 requires l2\nl2 requires l1\n}\n",
+            "num_ranks 2 // two\n/* a\n b */\nrank 1 {\nrecv 4b from -1 tag -1\n}\nrank 0 {\nsend 4b to 1 tag 3 cpu 0 nic 0\n}\n",
+            "num_ranks 3\nrank 1 {\nl1: calc 4\nl2: calc 5 cpu 0\nl3: send 9b to 0 tag 2\nl3 irequires l1\nl3 requires l2\n}\n",
+            "num_ranks 0\n",
+            "",
+        ] {
+            same_as_parse(text);
+        }
+    }
+
+    #[test]
+    fn load_file_reads_in_chunks_as_load_reads_the_text() {
+        let network = Network::LogGops(LogGops::default());
+        let dir = std::env::temp_dir();
+        let check = |text: &str, tag: &str| {
+            let path = dir.join(format!("heisen-goal-{}-{tag}.goal", std::process::id()));
+            std::fs::write(&path, text).unwrap();
+            let streamed = load_file("f.goal", &path, network);
+            let _ = std::fs::remove_file(&path);
+            let whole = load("f.goal", text, network).map_err(|e| e.to_string());
+            assert_eq!(streamed, whole);
+        };
+        // Several chunks, with brackets inside comments across lines.
+        let mut text = dissemination(512);
+        assert!(text.len() > 3 * CHUNK);
+        let cut = text.len() / 2;
+        let at = cut + text[cut..].find("rank ").unwrap();
+        text.insert_str(
+            at,
+            "/* a comment { with\n brackets } across lines */ // {\n",
+        );
+        check(&text, "ok");
+        // An error far into the file still names its line.
+        let bad = text.replacen("send 1b to 7 ", "send 1 to 7 ", 1);
+        assert_ne!(bad, text);
+        check(&bad, "bad");
+        let unclosed = format!("{text}rank 0 {{\n/* never closed\n");
+        check(&unclosed, "unclosed");
     }
 }

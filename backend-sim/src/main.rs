@@ -311,11 +311,10 @@ fn load(name: &str, seed: Option<u64>) -> Result<Program, String> {
             names.join(", ")
         ));
     }
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{name}: {e}"))?;
-    match extension {
-        "toml" => scenario::parse(name, &text).map_err(|e| e.to_string()),
-        _ => goal::parse(name, &text)
-            .and_then(|s| s.to_program(name, Network::LogGops(LogGops::default())))
-            .map_err(|e| e.to_string()),
+    if extension == "goal" {
+        // Read line by line: large schedules never whole in memory.
+        return goal::load_file(name, path, Network::LogGops(LogGops::default()));
     }
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{name}: {e}"))?;
+    scenario::parse(name, &text).map_err(|e| e.to_string())
 }

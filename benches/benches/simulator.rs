@@ -41,8 +41,11 @@ fn master_worker_1024(c: &mut Criterion) {
 
 fn dissemination_65536(c: &mut Criterion) {
     let text = dissemination_goal(65_536);
-    let program = goal::parse("dissemination.goal", &text)
-        .and_then(|s| s.to_program("dissemination.goal", Network::LogGops(LogGops::default())));
+    let program = goal::load(
+        "dissemination.goal",
+        &text,
+        Network::LogGops(LogGops::default()),
+    );
     drop(text);
     let Ok(program) = program else {
         return;
