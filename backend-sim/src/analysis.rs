@@ -883,17 +883,9 @@ pub fn profile(program: &Program) -> Result<ProfileComparison, SimError> {
 
 #[cfg(test)]
 mod tests {
-    use heisen_core::TransferModel;
-
     use super::*;
+    use crate::engine::tests::FREE;
     use crate::program::{ProgramBuilder, Source};
-    use crate::transfer::Network;
-
-    const FREE: Network = Network::ContentionFree(TransferModel {
-        latency: 500,
-        per_byte_ps: 0,
-        copy_per_byte_ps: 0,
-    });
 
     fn truth(program: &Program) -> RunResult {
         run(

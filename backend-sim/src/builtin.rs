@@ -359,7 +359,7 @@ pub fn pipeline(stages: u32, blocks: u64) -> Program {
 // ----- seed 003: critical-path profiles ----------------------------------------
 
 /// A cheap timer (100 ns per enter and exit) for the seed 003 runs.
-const LIGHT_TIMER: Calibration = Calibration {
+pub(crate) const LIGHT_TIMER: Calibration = Calibration {
     enter: Cost {
         whole: 100,
         inside: 40,

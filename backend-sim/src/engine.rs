@@ -2414,32 +2414,25 @@ fn draw(rng: &mut ChaCha8Rng, d: Duration) -> u64 {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use heisen_core::{Cost, TransferModel};
 
     use super::*;
     use crate::compare::compare;
     use crate::program::{ProgramBuilder, Source};
 
-    const FREE: Network = Network::ContentionFree(TransferModel {
+    /// The contention-free network of the unit tests: 500 ns, no per-byte cost.
+    pub(crate) const FREE: Network = Network::ContentionFree(TransferModel {
         latency: 500,
         per_byte_ps: 0,
         copy_per_byte_ps: 0,
     });
 
+    /// The built-ins' light timer with a send cost.
     fn timer(send: u64) -> Calibration {
         Calibration {
-            enter: Cost {
-                whole: 100,
-                inside: 40,
-            },
-            exit: Cost {
-                whole: 100,
-                inside: 40,
-            },
             send,
-            merge: 0,
-            sample: 0,
+            ..crate::builtin::LIGHT_TIMER
         }
     }
 
