@@ -817,7 +817,8 @@ impl<const K: usize, const D: usize> Location<K, D> {
         for dep in deps {
             let p = dep.piggyback;
             let timestamped = p.flags.contains(Flags::DELAY.with(Flags::TIMESTAMP));
-            // R5: l_j, computed once per dependency.
+            // R5: l_j. merge::approximate computed it too; a visitor to share
+            // it measured slower (merge K=0 21 -> 28 ns) than computing it twice.
             let l = if timestamped {
                 dep.transfer(begin, end).estimate
             } else {

@@ -247,24 +247,6 @@ pub fn approximate_from<const K: usize>(
     best
 }
 
-/// The transfer time `l_j` that the critical path adds for `dep` at a
-/// merge from `begin` to `end` (R7): 0 in the delay-only form (Hollingsworth,
-/// 003 Fig. 2), the R5 estimate otherwise.
-#[inline]
-pub fn path_transfer<const K: usize>(
-    form: Form,
-    begin: u64,
-    end: u64,
-    dep: &Dependency<'_, K>,
-) -> i64 {
-    let p = dep.piggyback;
-    if form == Form::Timestamped && p.flags.contains(Flags::TIMESTAMP.with(Flags::DELAY)) {
-        dep.transfer(begin, end).estimate
-    } else {
-        0
-    }
-}
-
 /// Delay-only merge of 000 Fig. 7 for one dependency, as the paper writes
 /// it: returns `(x2', w')` for receiver delay `x2`, wait `w` and sender
 /// delay `x1`. Case 1 (`x1 >= x2 + w`): `x2' = x2 + w`, `w' = 0`; case 2:
