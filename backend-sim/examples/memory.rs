@@ -57,6 +57,11 @@ fn main() {
     let workload = std::env::args()
         .nth(1)
         .unwrap_or_else(|| "dissemination".into());
+    // Optional second argument: the dissemination's ranks (65,536).
+    let ranks = std::env::args()
+        .nth(2)
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(65_536);
     let before = peak_kib();
     let (program, options) = match workload.as_str() {
         "dissemination" => {
@@ -65,7 +70,7 @@ fn main() {
             let path = std::env::temp_dir().join(format!("heisen-{}.goal", std::process::id()));
             let mut file =
                 std::io::BufWriter::new(std::fs::File::create(&path).expect("a temporary file"));
-            write_dissemination_goal(65_536, &mut file).expect("the schedule is written");
+            write_dissemination_goal(ranks, &mut file).expect("the schedule is written");
             drop(file);
             let program = goal::load_file(
                 "dissemination.goal",

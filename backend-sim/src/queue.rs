@@ -3,8 +3,8 @@
 //! old `seq` — made faster for simulations where many events share a time
 //! (lockstep schedules such as LogGOPSim's collectives):
 //!
-//! - a run of fresh pushes (each `seq` larger than any before) at the same
-//!   time goes to a FIFO for that time, already sorted, so those events
+//! - fresh pushes (each `seq` larger than any before) at a time that had
+//!   one before go to a FIFO for that time, already sorted, so those events
 //!   cost O(1) to queue and to take;
 //! - everything else sits in a 4-ary heap (half the depth of a binary
 //!   heap, siblings side by side in memory).
@@ -109,8 +109,12 @@ pub struct EventQueue<K> {
     /// Recently used live FIFOs: `(time, slot)`.
     recent: [Option<(u64, usize)>; RECENT],
     next_recent: usize,
-    /// Time of the latest fresh push that went to the heap.
-    last_single: Option<u64>,
+    /// Times of the latest fresh pushes that went to the heap, one per
+    /// time: a second fresh push at one of them starts a FIFO, even when
+    /// pushes at a few times alternate (a send's arrival and its sender's
+    /// next step, in lockstep schedules).
+    singles: [Option<u64>; RECENT],
+    next_single: usize,
     /// Largest `seq` pushed so far.
     max_seq: Option<u64>,
     len: usize,
@@ -132,7 +136,8 @@ impl<K: Copy> EventQueue<K> {
             order: QuadHeap::new(),
             recent: [None; RECENT],
             next_recent: 0,
-            last_single: None,
+            singles: [None; RECENT],
+            next_single: 0,
             max_seq: None,
             len: 0,
         }
@@ -176,8 +181,11 @@ impl<K: Copy> EventQueue<K> {
             self.fifos[slot].events.push_back((seq, payload));
             return;
         }
-        if self.last_single != Some(time) {
-            self.last_single = Some(time);
+        if let Some(single) = self.singles.iter_mut().find(|s| **s == Some(time)) {
+            *single = None;
+        } else {
+            self.singles[self.next_single] = Some(time);
+            self.next_single = (self.next_single + 1) % RECENT;
             self.heap.push((time, seq, payload), |e| (e.0, e.1));
             return;
         }
@@ -200,7 +208,6 @@ impl<K: Copy> EventQueue<K> {
         self.order.push(slot, key);
         self.recent[self.next_recent] = Some((time, slot));
         self.next_recent = (self.next_recent + 1) % RECENT;
-        self.last_single = None;
     }
 
     /// Takes the event with the smallest `(time, seq)`.
