@@ -3,19 +3,24 @@
 //! WORKLOAD one of `dissemination` (65,536 ranks, times only),
 //! `master-worker` (1,024 locations, measured run with kernels),
 //! `master-worker-times` (the same, times only), `master-worker-long`
-//! (four times the packets: memory must stay the same). Prints the events, the
-//! events per second and the peak resident set (VmHWM) of the process. The
-//! dissemination schedule is written to a temporary file and loaded from it
-//! line by line ([`goal::load_file`]); every run consumes its program
-//! ([`run_owned`]). With `HEISEN_RUN_PEAK` set, the peak is reset after
-//! loading, so that it is the run's alone.
+//! (four times the packets: memory must stay the same), and for
+//! `dissemination` an optional rank count. Prints the events, the events per
+//! second of the run and the peak resident set (VmHWM) of the process. The
+//! dissemination schedule is written to a temporary file and compiled from
+//! it line by line ([`goal::load_file_compiled`]); the others are compiled
+//! ([`compile`]) before the run. With `HEISEN_RUN_PEAK` set, the peak is
+//! reset after loading, so that it is the run's alone.
 
 use std::time::Instant;
 
 use heisen_sim::builtin::{master_worker, write_dissemination_goal};
-use heisen_sim::engine::{RunOptions, run_owned};
+use heisen_sim::engine::{Compiled, RunOptions, compile, run_compiled};
 use heisen_sim::goal;
 use heisen_sim::transfer::{LogGops, Network};
+
+fn compiled(program: heisen_sim::program::Program) -> Compiled {
+    compile(program).expect("a valid program")
+}
 
 fn peak_kib() -> u64 {
     status_kib("VmHWM:")
@@ -72,20 +77,20 @@ fn main() {
                 std::io::BufWriter::new(std::fs::File::create(&path).expect("a temporary file"));
             write_dissemination_goal(ranks, &mut file).expect("the schedule is written");
             drop(file);
-            let program = goal::load_file(
+            let compiled = goal::load_file_compiled(
                 "dissemination.goal",
                 &path,
                 Network::LogGops(LogGops::default()),
             );
             let _ = std::fs::remove_file(&path);
-            let program = program.expect("the schedule loads");
-            eprintln!("program built: RSS {} MiB", rss_mib());
-            (program, RunOptions::TIMES)
+            let compiled = compiled.expect("the schedule loads");
+            eprintln!("program compiled: RSS {} MiB", rss_mib());
+            (compiled, RunOptions::TIMES)
         }
-        "master-worker" => (master_worker(1023, 4, 50), RunOptions::MEASURED),
-        "master-worker-times" => (master_worker(1023, 4, 50), RunOptions::TIMES),
+        "master-worker" => (compiled(master_worker(1023, 4, 50)), RunOptions::MEASURED),
+        "master-worker-times" => (compiled(master_worker(1023, 4, 50)), RunOptions::TIMES),
         // Four times the simulated time: memory must not grow.
-        "master-worker-long" => (master_worker(1023, 16, 50), RunOptions::MEASURED),
+        "master-worker-long" => (compiled(master_worker(1023, 16, 50)), RunOptions::MEASURED),
         other => {
             eprintln!("unknown workload {other}");
             std::process::exit(2);
@@ -98,7 +103,7 @@ fn main() {
     }
     let start = Instant::now();
     let cpu = cpu_seconds();
-    let r = run_owned(program, options).expect("the run finishes");
+    let r = run_compiled(&program, options).expect("the run finishes");
     let s = start.elapsed().as_secs_f64();
     let c = cpu_seconds() - cpu;
     println!(

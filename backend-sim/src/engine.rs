@@ -219,40 +219,112 @@ pub struct RunResult {
 /// Runs `program` once.
 pub fn run(program: &Program, options: RunOptions) -> Result<RunResult, SimError> {
     program.validate().map_err(SimError::Program)?;
-    let mut engine = Engine::new(program, options, None)?;
+    let mut code = Code::default();
+    for (i, spec) in program.locations.iter().enumerate() {
+        code.add(i, &spec.body);
+    }
+    let mut engine = Engine::new(program, &code, options)?;
     engine.run()?;
     Ok(engine.finish())
 }
 
 /// [`run`], consuming the program: each location's operations are dropped
-/// as soon as they are compiled, so that the program and the engine's
-/// compiled form of it are never both whole in memory (large GOAL
+/// as soon as they are compiled ([`compile`]), so that the program and the
+/// engine's compiled form of it are never both whole in memory (large
 /// schedules).
-pub fn run_owned(mut program: Program, options: RunOptions) -> Result<RunResult, SimError> {
-    program.validate().map_err(SimError::Program)?;
-    let mut durations = Vec::new();
-    let mut scratch = Vec::new();
-    let codes = program
-        .locations
-        .iter_mut()
-        .map(|spec| {
-            compile(&spec.body, &mut scratch, &mut durations);
-            spec.body = Vec::new();
-            let code = scratch.clone();
-            scratch.clear();
-            code
-        })
-        .collect();
-    let mut engine = Engine::new(&program, options, Some((codes, durations)))?;
+pub fn run_owned(program: Program, options: RunOptions) -> Result<RunResult, SimError> {
+    run_compiled(&compile(program)?, options)
+}
+
+/// Runs a compiled program once.
+pub fn run_compiled(compiled: &Compiled, options: RunOptions) -> Result<RunResult, SimError> {
+    let mut engine = Engine::new(&compiled.program, &compiled.code, options)?;
     engine.run()?;
     Ok(engine.finish())
 }
 
-fn compile_location(body: &[Op], durations: &mut Vec<Duration>) -> Vec<Instr> {
-    let mut code = Vec::new();
-    compile(body, &mut code, durations);
-    code.shrink_to_fit();
-    code
+/// Checks `program` and compiles it for the engine, location by location,
+/// dropping each location's operations once they are compiled.
+pub fn compile(mut program: Program) -> Result<Compiled, SimError> {
+    program.validate_header().map_err(SimError::Program)?;
+    let mut code = Code::default();
+    for i in 0..program.locations.len() {
+        program.validate_location(i).map_err(SimError::Program)?;
+        let body = core::mem::take(&mut program.locations[i].body);
+        code.add(i, &body);
+    }
+    code.shrink();
+    Ok(Compiled { program, code })
+}
+
+/// A program compiled for the engine ([`compile`]): its header — names,
+/// regions, network, calibration, seed; every location's `body` is empty —
+/// and the instructions of every location in one flat list of 24-byte
+/// instructions, so that a large schedule costs one allocation and no
+/// per-location vectors. Change `program.network` or `program.seed` freely
+/// before a run: the instructions do not depend on them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Compiled {
+    /// The program without its operations.
+    pub program: Program,
+    code: Code,
+}
+
+impl Compiled {
+    pub(crate) fn new(program: Program, code: Code) -> Self {
+        Compiled { program, code }
+    }
+
+    /// Instructions in all (a measure of the program's size).
+    pub fn instructions(&self) -> usize {
+        self.code.instrs.len()
+    }
+}
+
+/// Two compiled programs are equal when every location's code is, wherever
+/// it lies in the list.
+impl PartialEq for Code {
+    fn eq(&self, other: &Self) -> bool {
+        self.durations == other.durations
+            && self.ranges.len() == other.ranges.len()
+            && (0..self.ranges.len()).all(|l| self.of(l) == other.of(l))
+    }
+}
+
+/// Compiles locations in any order into one flat instruction list.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Code {
+    instrs: Vec<Instr>,
+    /// Location `i`'s instructions are `instrs[ranges[i].0..ranges[i].1]`
+    /// (loop targets are absolute indices).
+    ranges: Vec<(usize, usize)>,
+    /// The compute times drawn at random, indexed by [`Instr::Draw`].
+    durations: Vec<Duration>,
+}
+
+impl Code {
+    /// Compiles location `l`'s operations (a location never added runs
+    /// nothing).
+    pub(crate) fn add(&mut self, l: usize, body: &[Op]) {
+        let start = self.instrs.len();
+        compile_ops(body, start, &mut self.instrs, &mut self.durations);
+        if self.ranges.len() <= l {
+            self.ranges.resize(l + 1, (0, 0));
+        }
+        self.ranges[l] = (start, self.instrs.len());
+    }
+
+    /// Location `l`'s instructions.
+    fn of(&self, l: usize) -> &[Instr] {
+        let (start, end) = self.ranges[l];
+        &self.instrs[start..end]
+    }
+
+    /// Releases spare capacity once every location is in.
+    pub(crate) fn shrink(&mut self) {
+        self.instrs.shrink_to_fit();
+        self.ranges.shrink_to_fit();
+    }
 }
 
 // ----- compiled form ---------------------------------------------------------
@@ -264,7 +336,7 @@ enum Req {
     Internal(u8),
 }
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 enum Instr {
     Enter(u32),
     Exit(u32),
@@ -387,25 +459,28 @@ fn unpack_irecv(
     )
 }
 
-fn compile(ops: &[Op], out: &mut Vec<Instr>, durations: &mut Vec<Duration>) {
+/// Appends `ops` to `out`, whose location's code starts at `base` (loop
+/// targets are relative to it, so that a location's code reads the same
+/// wherever it lies).
+fn compile_ops(ops: &[Op], base: usize, out: &mut Vec<Instr>, durations: &mut Vec<Duration>) {
     for op in ops {
         match op {
             Op::Region { region, body } => {
                 out.push(Instr::Enter(*region));
-                compile(body, out, durations);
+                compile_ops(body, base, out, durations);
                 out.push(Instr::Exit(*region));
             }
             Op::Loop { id, count, body } => {
-                let start = out.len();
+                let start = out.len() - base;
                 out.push(Instr::LoopStart {
                     id: *id,
                     count: *count,
                     end: 0,
                 });
-                compile(body, out, durations);
-                let end = out.len();
+                compile_ops(body, base, out, durations);
+                let end = out.len() - base;
                 out.push(Instr::LoopEnd { id: *id, start });
-                out[start] = Instr::LoopStart {
+                out[base + start] = Instr::LoopStart {
                     id: *id,
                     count: *count,
                     end,
@@ -704,8 +779,12 @@ impl<T> Small<T> {
 
 #[derive(Debug)]
 struct Loc {
-    code: Vec<Instr>,
+    /// Next instruction (an index into [`Engine::code`]).
     pc: usize,
+    /// The location's first instruction.
+    code_start: usize,
+    /// One past the location's last instruction.
+    code_end: usize,
     loops: Vec<u64>,
     state: State,
     cpu_free: u64,
@@ -730,6 +809,14 @@ struct Loc {
     end_pbs: Option<Pbs>,
     probe: Option<Box<Probe>>,
     overhead: u64,
+}
+
+impl Loc {
+    /// The call site of the current instruction: its index in the
+    /// location's code.
+    fn site(&self) -> u32 {
+        (self.pc - self.code_start) as u32
+    }
 }
 
 #[derive(Debug)]
@@ -767,6 +854,10 @@ enum EventKind {
 #[derive(Debug)]
 struct Engine<'p> {
     program: &'p Program,
+    /// Every location's instructions ([`Code`]).
+    code: &'p [Instr],
+    /// The compute times drawn at random, indexed by [`Instr::Draw`].
+    durations: &'p [Duration],
     options: RunOptions,
     calibration: Calibration,
     network: Network,
@@ -788,16 +879,10 @@ struct Engine<'p> {
     /// The activity graph, kept with a trace when kernels run.
     activity: Option<Vec<LocationActivity>>,
     selected: [u32; SELECTED],
-    /// The compute times drawn at random, indexed by [`Instr::Draw`].
-    durations: Vec<Duration>,
 }
 
 impl<'p> Engine<'p> {
-    fn new(
-        program: &'p Program,
-        options: RunOptions,
-        compiled: Option<(Vec<Vec<Instr>>, Vec<Duration>)>,
-    ) -> Result<Self, SimError> {
+    fn new(program: &'p Program, code: &'p Code, options: RunOptions) -> Result<Self, SimError> {
         let calibration = if options.measured {
             program.calibration
         } else {
@@ -811,6 +896,8 @@ impl<'p> Engine<'p> {
         }
         let mut engine = Engine {
             program,
+            code: &code.instrs,
+            durations: &code.durations,
             options,
             calibration,
             network: program.network,
@@ -832,22 +919,14 @@ impl<'p> Engine<'p> {
             activity: (options.trace && options.kernels)
                 .then(|| vec![LocationActivity::default(); program.locations.len()]),
             selected,
-            durations: Vec::new(),
         };
-        let (mut codes, durations) = match compiled {
-            Some((codes, durations)) => (Some(codes.into_iter()), durations),
-            None => (None, Vec::new()),
-        };
-        engine.durations = durations;
         for (i, spec) in program.locations.iter().enumerate() {
-            let code = match &mut codes {
-                Some(c) => c.next().unwrap_or_default(),
-                None => compile_location(&spec.body, &mut engine.durations),
-            };
+            let (pc, code_end) = code.ranges.get(i).copied().unwrap_or((0, 0));
             let started = !spec.spawned;
             engine.locs.push(Loc {
-                code,
-                pc: 0,
+                pc,
+                code_start: pc,
+                code_end,
                 loops: Vec::new(),
                 state: if started {
                     State::Ready
@@ -877,6 +956,12 @@ impl<'p> Engine<'p> {
             }
         }
         Ok(engine)
+    }
+
+    /// Location `li`'s next instruction, `None` at its end.
+    fn instr(&self, li: usize) -> Option<Instr> {
+        let loc = &self.locs[li];
+        (loc.pc < loc.code_end).then(|| self.code[loc.pc])
     }
 
     fn push(&mut self, time: u64, kind: EventKind) {
@@ -1097,7 +1182,7 @@ impl<'p> Engine<'p> {
                 any_tag,
                 request,
                 internal,
-            }) = self.locs[li].code.get(self.locs[li].pc).copied()
+            }) = self.instr(li)
             {
                 let (from, tag, request) = unpack_irecv(from, tag, any_tag, request, internal);
                 self.post(l, from, tag, request)?;
@@ -1107,8 +1192,7 @@ impl<'p> Engine<'p> {
             return Ok(());
         }
         loop {
-            let loc = &mut self.locs[li];
-            let Some(&instr) = loc.code.get(loc.pc) else {
+            let Some(instr) = self.instr(li) else {
                 return self.end_location(l);
             };
             match instr {
@@ -1128,7 +1212,7 @@ impl<'p> Engine<'p> {
                         self.charge(l, before);
                         return self.next_step(l);
                     }
-                    let pc = self.locs[li].pc as u32;
+                    let pc = self.locs[li].site();
                     if let Some(p) = &mut self.locs[li].probe {
                         if enter {
                             p.both(|k| k.on_enter(region, pc, now)).map_err(kerr(l))?;
@@ -1170,7 +1254,7 @@ impl<'p> Engine<'p> {
                 Instr::LoopStart { id, count, end } => {
                     let loc = &mut self.locs[li];
                     if count == 0 {
-                        loc.pc = end + 1;
+                        loc.pc = loc.code_start + end + 1;
                         continue;
                     }
                     // R1, R12: a loop is one frame, charged like a region's
@@ -1180,7 +1264,7 @@ impl<'p> Engine<'p> {
                         self.charge(l, self.calibration.enter.outside());
                         return self.next_step(l);
                     }
-                    let pc = loc.pc as u32;
+                    let pc = loc.site();
                     if let Some(p) = &mut loc.probe {
                         p.both(|k| k.on_loop_enter(id, pc, now)).map_err(kerr(l))?;
                     }
@@ -1205,7 +1289,7 @@ impl<'p> Engine<'p> {
                         if let Some(r) = loc.loops.last_mut() {
                             *r -= 1;
                         }
-                        loc.pc = start + 1;
+                        loc.pc = loc.code_start + start + 1;
                         continue;
                     }
                     let cost = self.calibration.exit;
@@ -1551,7 +1635,7 @@ impl<'p> Engine<'p> {
         // Kept for a rendezvous send, whose completion depends on this post.
         let pbs = self.peek(l, now);
         let loc = &mut self.locs[li];
-        let site = (from == Source::Any).then_some(loc.pc as u32);
+        let site = (from == Source::Any).then_some(loc.site());
         loc.requests.push(Request {
             id,
             name: request,

@@ -18,6 +18,7 @@ use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 
+use crate::engine::{self, Code, Compiled};
 use crate::input::InputError;
 use crate::program::{
     Dest, Duration, Kind, LocationSpec, MAX_BYTES, MAX_LOCATIONS, MAX_TIME, Op, Program, Source,
@@ -582,7 +583,7 @@ impl Schedule {
     pub fn to_program(&self, name: &str, network: Network) -> Result<Program, InputError> {
         let mut locations = Vec::with_capacity(self.ranks.len());
         for (r, nodes) in self.ranks.iter().enumerate() {
-            locations.push(convert(name, r, nodes)?);
+            locations.push(rank(r, convert(name, r, nodes)?));
         }
         Ok(goal_program(name, locations, network))
     }
@@ -599,8 +600,8 @@ fn goal_program(name: &str, locations: Vec<LocationSpec>, network: Network) -> P
     }
 }
 
-/// One rank's operations as a location (see the module doc).
-fn convert(name: &str, r: usize, nodes: &[GoalNode]) -> Result<LocationSpec, InputError> {
+/// One rank's operations as a location's (see the module doc).
+fn convert(name: &str, r: usize, nodes: &[GoalNode]) -> Result<Vec<Op>, InputError> {
     let order = topological(nodes).ok_or_else(|| {
         InputError::new(
             name,
@@ -637,12 +638,7 @@ fn convert(name: &str, r: usize, nodes: &[GoalNode]) -> Result<LocationSpec, Inp
     }
     body.push(Op::WaitAll);
     body.shrink_to_fit();
-    Ok(LocationSpec {
-        name: format!("rank {r}"),
-        kind: Kind::Rank,
-        spawned: false,
-        body,
-    })
+    Ok(body)
 }
 
 /// Reads a GOAL schedule straight into a program on `network`, converting
@@ -655,11 +651,27 @@ fn convert(name: &str, r: usize, nodes: &[GoalNode]) -> Result<LocationSpec, Inp
 pub fn load(file: &str, text: &str, network: Network) -> Result<Program, InputError> {
     let mut fast = Fast::default();
     if fast.chunk(file, text, 1).is_some()
-        && let Some(program) = fast.finish(file, network)
+        && let Some(Loaded::Program(program)) = fast.finish(file, network)
     {
         return Ok(program);
     }
     parse(file, text).and_then(|s| s.to_program(file, network))
+}
+
+/// [`load`] straight into the engine's compiled form ([`engine::compile`]):
+/// each rank is checked and compiled as soon as it is read, so that neither
+/// its graph nor its operations outlive it (a 65,536-rank dissemination
+/// schedule: 3.1 million operations). Errors are those of [`load`]
+/// followed by [`engine::compile`].
+pub fn load_compiled(file: &str, text: &str, network: Network) -> Result<Compiled, InputError> {
+    let mut fast = Fast::compiling();
+    if fast.chunk(file, text, 1).is_some()
+        && let Some(Loaded::Compiled(compiled)) = fast.finish(file, network)
+    {
+        return Ok(compiled);
+    }
+    let program = parse(file, text).and_then(|s| s.to_program(file, network))?;
+    engine::compile(program).map_err(|e| InputError::new(file, 0, e.to_string()))
 }
 
 /// [`load`] from the file at `path` (`name` in messages), read line by line
@@ -668,20 +680,29 @@ pub fn load(file: &str, text: &str, network: Network) -> Result<Program, InputEr
 /// then [`load`]: on any problem the file is read again whole to report
 /// exactly that.
 pub fn load_file(name: &str, path: &Path, network: Network) -> Result<Program, String> {
-    if let Some(program) = load_stream(name, path, network) {
+    if let Some(Loaded::Program(program)) = load_stream(name, path, network, Fast::default()) {
         return Ok(program);
     }
     let text = std::fs::read_to_string(path).map_err(|e| format!("{name}: {e}"))?;
     load(name, &text, network).map_err(|e| e.to_string())
 }
 
+/// [`load_file`] straight into the compiled form, as [`load_compiled`]:
+/// the way to run a large schedule in the least memory.
+pub fn load_file_compiled(name: &str, path: &Path, network: Network) -> Result<Compiled, String> {
+    if let Some(Loaded::Compiled(compiled)) = load_stream(name, path, network, Fast::compiling()) {
+        return Ok(compiled);
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{name}: {e}"))?;
+    load_compiled(name, &text, network).map_err(|e| e.to_string())
+}
+
 /// Text read at once by [`load_stream`] before it is parsed (whole
 /// top-level statements: the cut is never inside a rank or a comment).
 const CHUNK: usize = 1 << 16;
 
-fn load_stream(name: &str, path: &Path, network: Network) -> Option<Program> {
+fn load_stream(name: &str, path: &Path, network: Network, mut fast: Fast) -> Option<Loaded> {
     let mut reader = BufReader::new(File::open(path).ok()?);
-    let mut fast = Fast::default();
     let mut chunk = String::new();
     let (mut line, mut first_line) = (1, 1);
     let (mut depth, mut comment) = (0i64, false);
@@ -732,10 +753,33 @@ fn load_stream(name: &str, path: &Path, network: Network) -> Option<Program> {
 #[derive(Default)]
 struct Fast {
     n: Option<u64>,
+    /// The ranks read so far.
+    defined: Vec<bool>,
+    /// Not compiling: their operations.
     bodies: Vec<Option<LocationSpec>>,
+    /// Compiling: the program's header (every rank named, no operations)
+    /// and the code of the ranks read so far.
+    compiling: Option<(Program, Code)>,
+}
+
+/// What [`Fast`] made.
+enum Loaded {
+    Program(Program),
+    Compiled(Compiled),
 }
 
 impl Fast {
+    /// A direct path that compiles each rank as it is read.
+    fn compiling() -> Self {
+        Fast {
+            compiling: Some((
+                goal_program("", Vec::new(), Network::default()),
+                Code::default(),
+            )),
+            ..Fast::default()
+        }
+    }
+
     /// Reads whole top-level statements; `line` is the first one's line.
     fn chunk(&mut self, file: &str, text: &str, line: usize) -> Option<()> {
         let mut p = Parser::at(file, text, line).ok()?;
@@ -755,13 +799,20 @@ impl Fast {
                         return None;
                     }
                     self.n = Some(v);
-                    self.bodies.resize_with(v as usize, || None);
+                    self.defined = vec![false; v as usize];
+                    match &mut self.compiling {
+                        Some((program, _)) => {
+                            program.locations =
+                                (0..v as usize).map(|r| rank(r, Vec::new())).collect();
+                        }
+                        None => self.bodies.resize_with(v as usize, || None),
+                    }
                 }
                 Token::Word("rank") => {
                     let n = self.n?;
                     p.advance().ok()?;
                     let r = p.number("").ok()?;
-                    if r >= n || self.bodies[r as usize].is_some() || p.token != Token::Open {
+                    if r >= n || self.defined[r as usize] || p.token != Token::Open {
                         return None;
                     }
                     p.advance().ok()?;
@@ -777,32 +828,63 @@ impl Fast {
                     if bad_peer {
                         return None;
                     }
-                    self.bodies[r as usize] = Some(convert(file, r as usize, &nodes).ok()?);
+                    let r = r as usize;
+                    let body = convert(file, r, &nodes).ok()?;
+                    drop(nodes);
+                    self.defined[r] = true;
+                    match &mut self.compiling {
+                        Some((program, code)) => {
+                            // Checked and compiled now; only the name stays.
+                            program.locations[r].body = body;
+                            program.validate_location(r).ok()?;
+                            code.add(r, &program.locations[r].body);
+                            program.locations[r].body = Vec::new();
+                        }
+                        None => self.bodies[r] = Some(rank(r, body)),
+                    }
                 }
                 _ => return None,
             }
         }
     }
 
-    fn finish(self, file: &str, network: Network) -> Option<Program> {
-        self.n?;
+    fn finish(self, file: &str, network: Network) -> Option<Loaded> {
+        let n = self.n?;
+        if let Some((mut program, mut code)) = self.compiling {
+            for (r, defined) in self.defined.iter().enumerate() {
+                if !defined {
+                    code.add(r, &[Op::WaitAll]);
+                }
+            }
+            program.name = file.to_string();
+            program.network = network;
+            program.validate_header().ok()?;
+            debug_assert_eq!(program.locations.len() as u64, n);
+            code.shrink();
+            return Some(Loaded::Compiled(Compiled::new(program, code)));
+        }
         let locations = self
             .bodies
             .into_iter()
             .enumerate()
             .map(|(r, b)| b.unwrap_or_else(|| empty_rank(r)))
             .collect();
-        Some(goal_program(file, locations, network))
+        Some(Loaded::Program(goal_program(file, locations, network)))
     }
 }
 
 /// A rank the schedule does not define: it only waits for nothing.
 fn empty_rank(r: usize) -> LocationSpec {
+    rank(r, vec![Op::WaitAll])
+}
+
+/// Rank `r` doing `body`.
+fn rank(r: usize, body: Vec<Op>) -> LocationSpec {
     LocationSpec {
         name: format!("rank {r}"),
         kind: Kind::Rank,
         spawned: false,
-        body: vec![Op::WaitAll],
+        body,
     }
 }
 
@@ -1045,11 +1127,56 @@ mod tests {
         let network = Network::LogGops(LogGops::default());
         let slow = parse("s.goal", text).and_then(|s| s.to_program("s.goal", network));
         let fast = load("s.goal", text, network);
-        match (slow, fast) {
-            (Ok(a), Ok(b)) => assert_eq!(a, b),
+        let compiled = load_compiled("s.goal", text, network);
+        match (&slow, fast) {
+            (Ok(a), Ok(b)) => assert_eq!(a, &b),
             (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
             (a, b) => panic!("parse: {a:?}\nload: {b:?}"),
         }
+        // Compiled as it is read: the same as compiling the whole program.
+        let whole = slow.and_then(|p| {
+            engine::compile(p).map_err(|e| InputError::new("s.goal", 0, e.to_string()))
+        });
+        match (whole, compiled) {
+            (Ok(a), Ok(b)) => assert_eq!(a, b),
+            (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
+            (a, b) => panic!("compile: {a:?}\nload_compiled: {b:?}"),
+        }
+    }
+
+    #[test]
+    fn compiled_as_read_runs_as_the_program() {
+        let network = Network::LogGops(LogGops::default());
+        // Ranks out of order, one missing, a wildcard and a rendezvous.
+        let text = "num_ranks 4\nrank 2 {\nl1: recv 70000b from -1 tag 5\nl2: calc 30\nl2 requires l1\n}\n\
+                    rank 0 {\nl1: send 70000b to 2 tag 5\nl2: send 8b to 1\n}\n\
+                    rank 1 {\nrecv 8b from 0\n}\n";
+        let program = load("s.goal", text, network).unwrap();
+        let compiled = load_compiled("s.goal", text, network).unwrap();
+        assert_eq!(compiled.program.locations.len(), 4);
+        assert!(compiled.program.locations.iter().all(|l| l.body.is_empty()));
+        for options in [RunOptions::TIMES, RunOptions::TRUTH] {
+            assert_eq!(
+                run(&program, options),
+                engine::run_compiled(&compiled, options)
+            );
+        }
+        let ends = run(&program, RunOptions::TIMES).unwrap().ends;
+        assert_eq!(ends[3], 0, "rank 3 is not in the file and does nothing");
+        assert!(
+            ends[2] > 70_000 * 6,
+            "the rendezvous message costs G per byte"
+        );
+        // A check that only the engine makes still names the file.
+        let own = load_compiled(
+            "o.goal",
+            "num_ranks 2\nrank 1 {\nsend 1b to 1\n}\n",
+            network,
+        );
+        assert_eq!(
+            own.unwrap_err().to_string(),
+            "o.goal: location 1 (rank 1): a send to itself"
+        );
     }
 
     #[test]
@@ -1083,9 +1210,12 @@ mod tests {
             let path = dir.join(format!("heisen-goal-{}-{tag}.goal", std::process::id()));
             std::fs::write(&path, text).unwrap();
             let streamed = load_file("f.goal", &path, network);
+            let compiled = load_file_compiled("f.goal", &path, network);
             let _ = std::fs::remove_file(&path);
             let whole = load("f.goal", text, network).map_err(|e| e.to_string());
             assert_eq!(streamed, whole);
+            let whole = load_compiled("f.goal", text, network).map_err(|e| e.to_string());
+            assert_eq!(compiled, whole);
         };
         // Several chunks, with brackets inside comments across lines.
         let mut text = dissemination(512);

@@ -13,7 +13,7 @@ use clap::{Parser, Subcommand};
 use heisen_sim::analysis;
 use heisen_sim::builtin::{self, BUILTINS};
 use heisen_sim::compare::{Comparison, compare_with};
-use heisen_sim::engine::{RunOptions, RunResult, run};
+use heisen_sim::engine::{Compiled, RunOptions, RunResult, run_compiled};
 use heisen_sim::output::{json, report, svg, trace};
 use heisen_sim::program::Program;
 use heisen_sim::transfer::{LogGops, Network};
@@ -212,8 +212,11 @@ fn execute(command: Command) -> Result<String, String> {
             eager_limit,
         } => {
             let outputs = Outputs { json, trace, svg };
-            let is_goal = scenario.ends_with(".goal");
-            let mut program = load(&scenario, seed)?;
+            let mut loaded = load(&scenario, seed)?;
+            let program = match &mut loaded {
+                Loaded::Program(p) => p,
+                Loaded::Goal(c) => &mut c.program,
+            };
             if let Some(seed) = seed {
                 program.seed = seed;
             }
@@ -239,10 +242,11 @@ fn execute(command: Command) -> Result<String, String> {
                 p.eager_limit = eager_limit.unwrap_or(p.eager_limit);
                 program.network = Network::LogGops(p);
             }
-            let progress = Progress::new(&program);
-            if is_goal {
-                return simulate_goal(&scenario, &program, &outputs, &progress);
-            }
+            let progress = Progress::new(program);
+            let program = match loaded {
+                Loaded::Goal(c) => return simulate_goal(&scenario, &c, &outputs, &progress),
+                Loaded::Program(p) => p,
+            };
             progress.say(&format!(
                 "{}: {} locations, truth and measured runs",
                 program.name,
@@ -272,7 +276,7 @@ fn execute(command: Command) -> Result<String, String> {
 
 fn simulate_goal(
     name: &str,
-    program: &Program,
+    compiled: &Compiled,
     outputs: &Outputs,
     progress: &Progress,
 ) -> Result<String, String> {
@@ -287,8 +291,9 @@ fn simulate_goal(
     } else {
         RunOptions::TIMES
     };
+    let program = &compiled.program;
     progress.say(&format!("{name}: {} ranks", program.locations.len()));
-    let r = run(program, options).map_err(|e| format!("{name}: {e}"))?;
+    let r = run_compiled(compiled, options).map_err(|e| format!("{name}: {e}"))?;
     progress.say(&format!("done: {} events", r.events));
     let mut out = format!("{} ranks, {} events\n", r.ends.len(), r.events);
     for (i, t) in r.ends.iter().enumerate() {
@@ -298,9 +303,16 @@ fn simulate_goal(
     Ok(out)
 }
 
-fn load(name: &str, seed: Option<u64>) -> Result<Program, String> {
+/// A scenario as read: GOAL schedules are compiled as they are read (the
+/// least memory for large ones).
+enum Loaded {
+    Program(Program),
+    Goal(Compiled),
+}
+
+fn load(name: &str, seed: Option<u64>) -> Result<Loaded, String> {
     if let Some(p) = builtin::program(name, seed) {
-        return Ok(p);
+        return Ok(Loaded::Program(p));
     }
     let path = Path::new(name);
     let extension = path.extension().and_then(|e| e.to_str()).unwrap_or("");
@@ -313,8 +325,11 @@ fn load(name: &str, seed: Option<u64>) -> Result<Program, String> {
     }
     if extension == "goal" {
         // Read line by line: large schedules never whole in memory.
-        return goal::load_file(name, path, Network::LogGops(LogGops::default()));
+        return goal::load_file_compiled(name, path, Network::LogGops(LogGops::default()))
+            .map(Loaded::Goal);
     }
     let text = std::fs::read_to_string(path).map_err(|e| format!("{name}: {e}"))?;
-    scenario::parse(name, &text).map_err(|e| e.to_string())
+    scenario::parse(name, &text)
+        .map(Loaded::Program)
+        .map_err(|e| e.to_string())
 }

@@ -298,8 +298,15 @@ impl Program {
     /// Checks references (locations, regions, requests) so that the engine
     /// never meets an impossible operation. Returns what is wrong and where.
     pub fn validate(&self) -> Result<(), String> {
-        let n = self.locations.len() as u64;
-        if n == 0 {
+        self.validate_header()?;
+        (0..self.locations.len()).try_for_each(|i| self.validate_location(i))
+    }
+
+    /// The checks of [`Self::validate`] that do not read any location's
+    /// operations: there are locations, and the network and calibration
+    /// are in range.
+    pub fn validate_header(&self) -> Result<(), String> {
+        if self.locations.is_empty() {
             return Err("the program has no locations".into());
         }
         check_network(&self.network)?;
@@ -312,12 +319,25 @@ impl Program {
         ] {
             limit(what, v, MAX_TIME)?;
         }
-        for (i, loc) in self.locations.iter().enumerate() {
-            let at = |what: String| format!("location {i} ({}): {what}", loc.name);
-            check_ops(&loc.body, n, self.regions.len() as u64, &self.locations, i).map_err(at)?;
-            if loc.spawned && loc.kind == Kind::Rank {
-                return Err(at("a spawned location must be a thread".into()));
-            }
+        Ok(())
+    }
+
+    /// The checks of [`Self::validate`] for location `i`'s operations (the
+    /// other locations' operations are not read: they may have been
+    /// compiled and dropped already).
+    pub fn validate_location(&self, i: usize) -> Result<(), String> {
+        let loc = &self.locations[i];
+        let at = |what: String| format!("location {i} ({}): {what}", loc.name);
+        check_ops(
+            &loc.body,
+            self.locations.len() as u64,
+            self.regions.len() as u64,
+            &self.locations,
+            i,
+        )
+        .map_err(at)?;
+        if loc.spawned && loc.kind == Kind::Rank {
+            return Err(at("a spawned location must be a thread".into()));
         }
         Ok(())
     }
