@@ -24,6 +24,7 @@ use heisen_core::{
 };
 use rand_chacha::ChaCha8Rng;
 use rand_core::{Rng, SeedableRng};
+use smallvec::SmallVec;
 
 use crate::analysis::{CpuClock, CpuTimes, Edge, LocationActivity, Step, WildcardSite, Wildcards};
 use crate::program::{Collective, Dest, Duration, LocationId, Op, Program, Shape, Source, Tag};
@@ -282,12 +283,18 @@ impl Compiled {
 }
 
 /// Two compiled programs are equal when every location's code is, wherever
-/// it lies in the list.
+/// it lies in the list and whatever the order its operands were interned.
 impl PartialEq for Code {
     fn eq(&self, other: &Self) -> bool {
         self.durations == other.durations
             && self.ranges.len() == other.ranges.len()
-            && (0..self.ranges.len()).all(|l| self.of(l) == other.of(l))
+            && (0..self.ranges.len()).all(|l| {
+                let (a, b) = (self.of(l), other.of(l));
+                a.len() == b.len()
+                    && a.iter()
+                        .zip(b)
+                        .all(|(x, y)| self.operand(x) == other.operand(y))
+            })
     }
 }
 
@@ -295,11 +302,25 @@ impl PartialEq for Code {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Code {
     instrs: Vec<Instr>,
-    /// Location `i`'s instructions are `instrs[ranges[i].0..ranges[i].1]`
-    /// (loop targets are absolute indices).
+    /// Location `i`'s instructions are `instrs[ranges[i].0..ranges[i].1]`.
     ranges: Vec<(usize, usize)>,
     /// The compute times drawn at random, indexed by [`Instr::Draw`].
     durations: Vec<Duration>,
+    /// Message tags and sizes, indexed by [`Instr::Isend`] and
+    /// [`Instr::Irecv`] (a program has few distinct ones).
+    shapes: Vec<MessageShape>,
+    /// Loop counts, indexed by [`Instr::LoopStart`].
+    counts: Vec<u64>,
+    /// Where each shape is in `shapes`, while compiling.
+    interned: HashMap<MessageShape, u32>,
+}
+
+/// A message's tag (`None`: a receive's any tag) and size (0 on a
+/// receive), kept beside the code so that an instruction takes 16 bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct MessageShape {
+    tag: Tag,
+    bytes: u64,
 }
 
 impl Code {
@@ -307,7 +328,7 @@ impl Code {
     /// nothing).
     pub(crate) fn add(&mut self, l: usize, body: &[Op]) {
         let start = self.instrs.len();
-        compile_ops(body, start, &mut self.instrs, &mut self.durations);
+        self.compile(body, start);
         if self.ranges.len() <= l {
             self.ranges.resize(l + 1, (0, 0));
         }
@@ -320,57 +341,211 @@ impl Code {
         &self.instrs[start..end]
     }
 
+    /// An instruction with what its operand indices name.
+    fn operand(&self, i: &Instr) -> (Instr, Option<MessageShape>, Option<u64>) {
+        match *i {
+            Instr::Isend { shape, .. } | Instr::Irecv { shape, .. } => {
+                let mut bare = *i;
+                if let Instr::Isend { shape, .. } | Instr::Irecv { shape, .. } = &mut bare {
+                    *shape = 0;
+                }
+                (bare, Some(self.shapes[shape as usize]), None)
+            }
+            Instr::LoopStart { id, count, end } => (
+                Instr::LoopStart { id, count: 0, end },
+                None,
+                Some(self.counts[count as usize]),
+            ),
+            other => (other, None, None),
+        }
+    }
+
     /// Releases spare capacity once every location is in.
     pub(crate) fn shrink(&mut self) {
         self.instrs.shrink_to_fit();
         self.ranges.shrink_to_fit();
+        self.interned = HashMap::new();
+    }
+
+    fn shape(&mut self, tag: Tag, bytes: u64) -> u32 {
+        let shape = MessageShape { tag, bytes };
+        *self.interned.entry(shape).or_insert_with(|| {
+            self.shapes.push(shape);
+            (self.shapes.len() - 1) as u32
+        })
+    }
+
+    fn isend(&mut self, to: Dest, bytes: u64, tag: u32, request: Req) -> Instr {
+        Instr::Isend {
+            to: match to {
+                Dest::Location(t) => t,
+                Dest::LastSource => LAST_SOURCE,
+            },
+            request,
+            shape: self.shape(Some(tag), bytes),
+        }
+    }
+
+    fn irecv(&mut self, from: Source, tag: Tag, request: Req) -> Instr {
+        Instr::Irecv {
+            from: match from {
+                Source::Location(f) => f,
+                Source::Any => ANY_SOURCE,
+            },
+            request,
+            shape: self.shape(tag, 0),
+        }
+    }
+
+    /// Appends `ops` to the code of a location that starts at `base` (loop
+    /// targets are relative to it, so that a location's code reads the
+    /// same wherever it lies).
+    fn compile(&mut self, ops: &[Op], base: usize) {
+        for op in ops {
+            let instr = match op {
+                Op::Region { region, body } => {
+                    self.instrs.push(Instr::Enter(*region));
+                    self.compile(body, base);
+                    Instr::Exit(*region)
+                }
+                Op::Loop { id, count, body } => {
+                    let start = self.instrs.len();
+                    self.counts.push(*count);
+                    let count = (self.counts.len() - 1) as u32;
+                    self.instrs.push(Instr::LoopStart {
+                        id: *id,
+                        count,
+                        end: 0,
+                    });
+                    self.compile(body, base);
+                    let end = (self.instrs.len() - base) as u32;
+                    self.instrs[start] = Instr::LoopStart {
+                        id: *id,
+                        count,
+                        end,
+                    };
+                    Instr::LoopEnd {
+                        id: *id,
+                        start: (start - base) as u32,
+                    }
+                }
+                Op::Compute(Duration::Fixed(ns)) => Instr::Compute(*ns),
+                Op::Compute(d) => {
+                    self.durations.push(*d);
+                    Instr::Draw((self.durations.len() - 1) as u32)
+                }
+                Op::Send { to, bytes, tag } => {
+                    let send = self.isend(*to, *bytes, *tag, Req::internal(0));
+                    self.instrs.push(send);
+                    Instr::Wait(Req::internal(0), None)
+                }
+                Op::Recv { from, tag, .. } => {
+                    let recv = self.irecv(*from, *tag, Req::internal(0));
+                    self.instrs.push(recv);
+                    Instr::Wait(Req::internal(0), None)
+                }
+                Op::Isend {
+                    to,
+                    bytes,
+                    tag,
+                    request,
+                } => self.isend(*to, *bytes, *tag, Req::user(*request)),
+                Op::Irecv {
+                    from, tag, request, ..
+                } => self.irecv(*from, *tag, Req::user(*request)),
+                Op::Wait { request } => Instr::Wait(Req::user(*request), None),
+                Op::WaitAll => Instr::WaitAll,
+                Op::Sendrecv {
+                    to,
+                    send_bytes,
+                    from,
+                    tag,
+                    ..
+                } => {
+                    let recv = self.irecv(*from, Some(*tag), Req::internal(1));
+                    self.instrs.push(recv);
+                    let send = self.isend(*to, *send_bytes, *tag, Req::internal(0));
+                    self.instrs.push(send);
+                    Instr::Wait(Req::internal(0), Some(Req::internal(1)))
+                }
+                Op::Collective { kind, root, bytes } => Instr::Collective {
+                    kind: *kind,
+                    root: *root,
+                    bytes: *bytes,
+                },
+                Op::Lock { lock } => Instr::Lock(*lock),
+                Op::Unlock { lock } => Instr::Unlock(*lock),
+                Op::ThreadBarrier { barrier, count } => Instr::ThreadBarrier {
+                    barrier: *barrier,
+                    count: *count,
+                },
+                Op::Enqueue { queue } => Instr::Enqueue(*queue),
+                Op::Dequeue { queue } => Instr::Dequeue(*queue),
+                Op::Spawn { child } => Instr::Spawn(*child),
+                Op::Join { child } => Instr::Join(*child),
+            };
+            self.instrs.push(instr);
+        }
     }
 }
 
 // ----- compiled form ---------------------------------------------------------
 
-/// A request name: the user's, or one of the two a blocking call uses.
+/// A request name in 4 bytes: the user's (up to
+/// [`MAX_REQUEST`](crate::program::MAX_REQUEST)), or one of the two a
+/// blocking call uses (the top bit set).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Req {
-    User(u32),
-    Internal(u8),
+struct Req(u32);
+
+impl Req {
+    const INTERNAL: u32 = 1 << 31;
+
+    /// The user's request `n`.
+    const fn user(n: u32) -> Self {
+        Req(n & !Self::INTERNAL)
+    }
+
+    /// A blocking call's own request `n` (0 or 1).
+    const fn internal(n: u32) -> Self {
+        Req(n | Self::INTERNAL)
+    }
 }
 
+/// One instruction of the engine, 16 bytes: operands wider than that sit
+/// beside the code ([`Code`]).
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Instr {
     Enter(u32),
     Exit(u32),
+    /// `count` indexes [`Code::counts`]; `end` is the matching
+    /// [`Instr::LoopEnd`], relative to the location's first instruction.
     LoopStart {
         id: u32,
-        count: u64,
-        end: usize,
+        count: u32,
+        end: u32,
     },
+    /// `start` is the matching [`Instr::LoopStart`], relative.
     LoopEnd {
         id: u32,
-        start: usize,
+        start: u32,
     },
     /// CPU work of a fixed time (ns).
     Compute(u64),
     /// CPU work drawn from [`Engine::durations`]`[i]`.
     Draw(u32),
-    /// Fields packed so that an instruction takes 24 bytes: `to` is
-    /// [`LAST_SOURCE`] for [`Dest::LastSource`]; the request is
-    /// [`unpack_req`]`(request, internal)`.
+    /// `to` is [`LAST_SOURCE`] for [`Dest::LastSource`]; `shape` indexes
+    /// [`Code::shapes`] (tag and bytes).
     Isend {
         to: u32,
-        bytes: u64,
-        tag: u32,
-        request: u32,
-        internal: bool,
+        request: Req,
+        shape: u32,
     },
-    /// `from` is [`ANY_SOURCE`] for [`Source::Any`]; `tag` is `None` when
-    /// `any_tag`.
+    /// `from` is [`ANY_SOURCE`] for [`Source::Any`]; `shape` indexes
+    /// [`Code::shapes`] (the tag).
     Irecv {
         from: u32,
-        tag: u32,
-        any_tag: bool,
-        request: u32,
-        internal: bool,
+        request: Req,
+        shape: u32,
     },
     /// Waits for one request, or two (a sendrecv's).
     Wait(Req, Option<Req>),
@@ -392,153 +567,21 @@ enum Instr {
     Join(LocationId),
 }
 
+const _: () = assert!(size_of::<Instr>() == 16);
+
+/// An [`Instr::Irecv`]'s `from` as a source.
+fn source(from: u32) -> Source {
+    if from == ANY_SOURCE {
+        Source::Any
+    } else {
+        Source::Location(from)
+    }
+}
+
 /// [`Instr::Isend`]'s `to` for [`Dest::LastSource`] (locations are fewer).
 const LAST_SOURCE: u32 = u32::MAX;
 /// [`Instr::Irecv`]'s `from` for [`Source::Any`].
 const ANY_SOURCE: u32 = u32::MAX;
-
-fn pack_req(r: Req) -> (u32, bool) {
-    match r {
-        Req::User(n) => (n, false),
-        Req::Internal(n) => (u32::from(n), true),
-    }
-}
-
-fn unpack_req(n: u32, internal: bool) -> Req {
-    if internal {
-        Req::Internal(n as u8)
-    } else {
-        Req::User(n)
-    }
-}
-
-fn isend(to: Dest, bytes: u64, tag: u32, request: Req) -> Instr {
-    let (request, internal) = pack_req(request);
-    Instr::Isend {
-        to: match to {
-            Dest::Location(t) => t,
-            Dest::LastSource => LAST_SOURCE,
-        },
-        bytes,
-        tag,
-        request,
-        internal,
-    }
-}
-
-fn irecv(from: Source, tag: Tag, request: Req) -> Instr {
-    let (request, internal) = pack_req(request);
-    Instr::Irecv {
-        from: match from {
-            Source::Location(f) => f,
-            Source::Any => ANY_SOURCE,
-        },
-        tag: tag.unwrap_or(0),
-        any_tag: tag.is_none(),
-        request,
-        internal,
-    }
-}
-
-/// An [`Instr::Irecv`]'s fields as the engine uses them.
-fn unpack_irecv(
-    from: u32,
-    tag: u32,
-    any_tag: bool,
-    request: u32,
-    internal: bool,
-) -> (Source, Tag, Req) {
-    (
-        if from == ANY_SOURCE {
-            Source::Any
-        } else {
-            Source::Location(from)
-        },
-        (!any_tag).then_some(tag),
-        unpack_req(request, internal),
-    )
-}
-
-/// Appends `ops` to `out`, whose location's code starts at `base` (loop
-/// targets are relative to it, so that a location's code reads the same
-/// wherever it lies).
-fn compile_ops(ops: &[Op], base: usize, out: &mut Vec<Instr>, durations: &mut Vec<Duration>) {
-    for op in ops {
-        match op {
-            Op::Region { region, body } => {
-                out.push(Instr::Enter(*region));
-                compile_ops(body, base, out, durations);
-                out.push(Instr::Exit(*region));
-            }
-            Op::Loop { id, count, body } => {
-                let start = out.len() - base;
-                out.push(Instr::LoopStart {
-                    id: *id,
-                    count: *count,
-                    end: 0,
-                });
-                compile_ops(body, base, out, durations);
-                let end = out.len() - base;
-                out.push(Instr::LoopEnd { id: *id, start });
-                out[base + start] = Instr::LoopStart {
-                    id: *id,
-                    count: *count,
-                    end,
-                };
-            }
-            Op::Compute(Duration::Fixed(ns)) => out.push(Instr::Compute(*ns)),
-            Op::Compute(d) => {
-                out.push(Instr::Draw(durations.len() as u32));
-                durations.push(*d);
-            }
-            Op::Send { to, bytes, tag } => {
-                out.push(isend(*to, *bytes, *tag, Req::Internal(0)));
-                out.push(Instr::Wait(Req::Internal(0), None));
-            }
-            Op::Recv { from, tag, .. } => {
-                out.push(irecv(*from, *tag, Req::Internal(0)));
-                out.push(Instr::Wait(Req::Internal(0), None));
-            }
-            Op::Isend {
-                to,
-                bytes,
-                tag,
-                request,
-            } => out.push(isend(*to, *bytes, *tag, Req::User(*request))),
-            Op::Irecv {
-                from, tag, request, ..
-            } => out.push(irecv(*from, *tag, Req::User(*request))),
-            Op::Wait { request } => out.push(Instr::Wait(Req::User(*request), None)),
-            Op::WaitAll => out.push(Instr::WaitAll),
-            Op::Sendrecv {
-                to,
-                send_bytes,
-                from,
-                tag,
-                ..
-            } => {
-                out.push(irecv(*from, Some(*tag), Req::Internal(1)));
-                out.push(isend(*to, *send_bytes, *tag, Req::Internal(0)));
-                out.push(Instr::Wait(Req::Internal(0), Some(Req::Internal(1))));
-            }
-            Op::Collective { kind, root, bytes } => out.push(Instr::Collective {
-                kind: *kind,
-                root: *root,
-                bytes: *bytes,
-            }),
-            Op::Lock { lock } => out.push(Instr::Lock(*lock)),
-            Op::Unlock { lock } => out.push(Instr::Unlock(*lock)),
-            Op::ThreadBarrier { barrier, count } => out.push(Instr::ThreadBarrier {
-                barrier: *barrier,
-                count: *count,
-            }),
-            Op::Enqueue { queue } => out.push(Instr::Enqueue(*queue)),
-            Op::Dequeue { queue } => out.push(Instr::Dequeue(*queue)),
-            Op::Spawn { child } => out.push(Instr::Spawn(*child)),
-            Op::Join { child } => out.push(Instr::Join(*child)),
-        }
-    }
-}
 
 // ----- kernels ---------------------------------------------------------------
 
@@ -734,48 +777,12 @@ enum State {
     Done,
 }
 
-/// A list in arrival order whose first element lives inline: most
-/// locations have at most one request, posted receive or unexpected
-/// message at a time, and keeping it in [`Loc`] spares a heap allocation
-/// per location and a cache miss per arrival. Invariant: `rest` is empty
-/// when `head` is `None`.
-#[derive(Debug)]
-struct Small<T> {
-    head: Option<T>,
-    rest: VecDeque<T>,
-}
-
-impl<T> Small<T> {
-    const fn new() -> Self {
-        Small {
-            head: None,
-            rest: VecDeque::new(),
-        }
-    }
-
-    fn push(&mut self, x: T) {
-        if self.head.is_none() {
-            self.head = Some(x);
-        } else {
-            self.rest.push_back(x);
-        }
-    }
-
-    fn iter(&self) -> impl Iterator<Item = &T> {
-        self.head.iter().chain(self.rest.iter())
-    }
-
-    /// Removes and returns the `i`-th element, keeping the order.
-    fn remove(&mut self, i: usize) -> Option<T> {
-        if i == 0 {
-            let head = self.head.take();
-            self.head = self.rest.pop_front();
-            head
-        } else {
-            self.rest.remove(i - 1)
-        }
-    }
-}
+/// A list whose first few elements live inline in [`Loc`]: most locations
+/// have at most a couple of requests, one posted receive and one
+/// unexpected message at a time, and keeping them in the location spares a
+/// heap allocation per location (a 65,536-rank schedule's run state) and a
+/// cache miss per arrival. Removal keeps the order (matching is in order).
+type Inline<T, const N: usize> = SmallVec<[T; N]>;
 
 #[derive(Debug)]
 struct Loc {
@@ -790,11 +797,11 @@ struct Loc {
     cpu_free: u64,
     send_nic_free: u64,
     recv_nic_free: u64,
-    requests: Vec<Request>,
-    posted: Small<Posted>,
+    requests: Inline<Request, 2>,
+    posted: Inline<Posted, 1>,
     /// Names of eager sends not waited for yet (complete already).
-    done_sends: Vec<Req>,
-    unexpected: VecDeque<Message>,
+    done_sends: Inline<Req, 4>,
+    unexpected: Inline<Message, 1>,
     last_source: Option<LocationId>,
     /// Piggybacks of a release whose instrumentation cost is being paid
     /// before the operation itself goes on.
@@ -858,6 +865,10 @@ struct Engine<'p> {
     code: &'p [Instr],
     /// The compute times drawn at random, indexed by [`Instr::Draw`].
     durations: &'p [Duration],
+    /// Message tags and sizes ([`Code::shapes`]).
+    shapes: &'p [MessageShape],
+    /// Loop counts ([`Code::counts`]).
+    counts: &'p [u64],
     options: RunOptions,
     calibration: Calibration,
     network: Network,
@@ -898,6 +909,8 @@ impl<'p> Engine<'p> {
             program,
             code: &code.instrs,
             durations: &code.durations,
+            shapes: &code.shapes,
+            counts: &code.counts,
             options,
             calibration,
             network: program.network,
@@ -936,10 +949,10 @@ impl<'p> Engine<'p> {
                 cpu_free: 0,
                 send_nic_free: 0,
                 recv_nic_free: 0,
-                requests: Vec::new(),
-                posted: Small::new(),
-                done_sends: Vec::new(),
-                unexpected: VecDeque::new(),
+                requests: Inline::new(),
+                posted: Inline::new(),
+                done_sends: Inline::new(),
+                unexpected: Inline::new(),
                 last_source: None,
                 released: None,
                 read_done: false,
@@ -1178,14 +1191,11 @@ impl<'p> Engine<'p> {
             // posted now; anything else waits for the CPU (re-insert).
             while let Some(Instr::Irecv {
                 from,
-                tag,
-                any_tag,
                 request,
-                internal,
+                shape,
             }) = self.instr(li)
             {
-                let (from, tag, request) = unpack_irecv(from, tag, any_tag, request, internal);
-                self.post(l, from, tag, request)?;
+                self.post(l, source(from), self.shapes[shape as usize].tag, request)?;
             }
             let t = self.locs[li].cpu_free;
             self.heap.push(Reverse((t, seq, EventKind::Step(l))));
@@ -1252,9 +1262,10 @@ impl<'p> Engine<'p> {
                     }
                 }
                 Instr::LoopStart { id, count, end } => {
+                    let count = self.counts[count as usize];
                     let loc = &mut self.locs[li];
                     if count == 0 {
-                        loc.pc = loc.code_start + end + 1;
+                        loc.pc = loc.code_start + end as usize + 1;
                         continue;
                     }
                     // R1, R12: a loop is one frame, charged like a region's
@@ -1289,7 +1300,7 @@ impl<'p> Engine<'p> {
                         if let Some(r) = loc.loops.last_mut() {
                             *r -= 1;
                         }
-                        loc.pc = loc.code_start + start + 1;
+                        loc.pc = loc.code_start + start as usize + 1;
                         continue;
                     }
                     let cost = self.calibration.exit;
@@ -1339,14 +1350,9 @@ impl<'p> Engine<'p> {
                         return self.next_step(l);
                     }
                 }
-                Instr::Isend {
-                    to,
-                    bytes,
-                    tag,
-                    request,
-                    internal,
-                } => {
-                    let request = unpack_req(request, internal);
+                Instr::Isend { to, request, shape } => {
+                    let MessageShape { tag, bytes } = self.shapes[shape as usize];
+                    let tag = tag.unwrap_or(0);
                     let to = match to {
                         LAST_SOURCE => self.locs[li].last_source.ok_or_else(|| {
                             SimError::Program(format!(
@@ -1432,13 +1438,10 @@ impl<'p> Engine<'p> {
                 }
                 Instr::Irecv {
                     from,
-                    tag,
-                    any_tag,
                     request,
-                    internal,
+                    shape,
                 } => {
-                    let (from, tag, request) = unpack_irecv(from, tag, any_tag, request, internal);
-                    self.post(l, from, tag, request)?;
+                    self.post(l, source(from), self.shapes[shape as usize].tag, request)?;
                 }
                 Instr::Wait(first, second) => {
                     let loc = &mut self.locs[li];
@@ -1653,7 +1656,7 @@ impl<'p> Engine<'p> {
             pbs,
         };
         let found = loc.unexpected.iter().position(|m| matches(&posted, m));
-        match found.and_then(|i| loc.unexpected.remove(i)) {
+        match found.map(|i| loc.unexpected.remove(i)) {
             Some(m) => self.matched(l, posted, m, now),
             None => {
                 self.locs[li].posted.push(posted);
@@ -1924,10 +1927,10 @@ impl<'p> Engine<'p> {
         loc.recv_nic_free = now + cost.recv_gap;
         m.handled = now;
         let found = loc.posted.iter().position(|p| matches(p, &m));
-        match found.and_then(|i| loc.posted.remove(i)) {
+        match found.map(|i| loc.posted.remove(i)) {
             Some(p) => self.matched(m.to, p, m, now),
             None => {
-                self.locs[ri].unexpected.push_back(m);
+                self.locs[ri].unexpected.push(m);
                 Ok(())
             }
         }
@@ -2418,9 +2421,10 @@ fn matches(p: &Posted, m: &Message) -> bool {
 }
 
 fn req_name(r: Req) -> String {
-    match r {
-        Req::User(n) => format!("{n}"),
-        Req::Internal(n) => format!("<internal {n}>"),
+    if r.0 & Req::INTERNAL == 0 {
+        format!("{}", r.0)
+    } else {
+        format!("<internal {}>", r.0 & !Req::INTERNAL)
     }
 }
 

@@ -351,6 +351,8 @@ pub const MAX_TIME: u64 = 1 << 40;
 pub const MAX_LOCATIONS: u64 = 1 << 24;
 /// Largest message (bytes).
 pub const MAX_BYTES: u64 = 1 << 40;
+/// Largest request name (the engine keeps a name in 31 bits).
+pub const MAX_REQUEST: u32 = (1 << 31) - 1;
 /// Largest per-byte cost (ns, or ps for the contention-free model / 1000).
 pub const MAX_PER_BYTE: u64 = 1 << 20;
 
@@ -423,6 +425,9 @@ fn check_ops(
         }
     };
     for op in ops {
+        if let Op::Isend { request, .. } | Op::Irecv { request, .. } | Op::Wait { request } = op {
+            limit("request", u64::from(*request), u64::from(MAX_REQUEST))?;
+        }
         match op {
             Op::Region { region, body } => {
                 if u64::from(*region) >= regions {
@@ -696,5 +701,29 @@ impl Ops<'_> {
     /// A collective.
     pub fn collective(&mut self, kind: Collective, root: LocationId, bytes: u64) -> &mut Self {
         self.op(Op::Collective { kind, root, bytes })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn request_names_above_31_bits_are_refused_where_they_are() {
+        let mut b = ProgramBuilder::new("requests");
+        let r0 = b.rank("rank 0");
+        let r1 = b.rank("rank 1");
+        b.on(r0).isend(r1, 8, 0, MAX_REQUEST).wait(MAX_REQUEST);
+        b.on(r1).recv(Source::Location(r0), 8, Some(0));
+        assert!(b.build().is_ok());
+        let mut b = ProgramBuilder::new("requests");
+        let r0 = b.rank("rank 0");
+        let r1 = b.rank("rank 1");
+        b.on(r0).isend(r1, 8, 0, MAX_REQUEST + 1);
+        b.on(r1).recv(Source::Location(r0), 8, Some(0));
+        assert_eq!(
+            b.build().unwrap_err(),
+            "location 0 (rank 0): request = 2147483648 is larger than the largest allowed, 2147483647"
+        );
     }
 }
