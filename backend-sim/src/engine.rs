@@ -701,22 +701,18 @@ impl Probe {
 
 // ----- runtime state ---------------------------------------------------------
 
-#[derive(Clone, Debug)]
-enum ReqKind {
-    Send { own: Option<Pbs>, wire: u64 },
-    Recv,
-}
-
+/// An outstanding request: 48 bytes, its dependencies (kernels only) are
+/// kept apart in [`Loc::deps`].
 #[derive(Clone, Debug)]
 struct Request {
     id: u64,
     name: Req,
-    kind: ReqKind,
+    /// A rendezvous send (otherwise a receive).
+    send: bool,
     /// When the dependency was satisfied (message handled, send matched).
     satisfied: Option<u64>,
     /// Call site of a wildcard receive (R11).
     site: Option<u32>,
-    deps: Vec<Dep>,
     source: Option<LocationId>,
 }
 
@@ -798,6 +794,12 @@ struct Loc {
     send_nic_free: u64,
     recv_nic_free: u64,
     requests: Inline<Request, 2>,
+    /// Dependencies of satisfied requests, by request id, until the wait
+    /// merges them (kernels only).
+    deps: Vec<(u64, Dep)>,
+    /// A rendezvous send's own record and wire time, by request id, until
+    /// it is matched (kernels only).
+    own_sends: Vec<(u64, Pbs, u64)>,
     posted: Inline<Posted, 1>,
     /// Names of eager sends not waited for yet (complete already).
     done_sends: Inline<Req, 4>,
@@ -950,6 +952,8 @@ impl<'p> Engine<'p> {
                 send_nic_free: 0,
                 recv_nic_free: 0,
                 requests: Inline::new(),
+                deps: Vec::new(),
+                own_sends: Vec::new(),
                 posted: Inline::new(),
                 done_sends: Inline::new(),
                 unexpected: Inline::new(),
@@ -1395,15 +1399,16 @@ impl<'p> Engine<'p> {
                         loc.requests.push(Request {
                             id,
                             name: request,
-                            kind: ReqKind::Send {
-                                own: pbs.clone(),
-                                wire: cost.wire,
-                            },
+                            send: true,
                             satisfied: None,
                             site: None,
-                            deps: Vec::new(),
                             source: None,
                         });
+                        if let Some(own) = &pbs {
+                            // Its own message's arrival, a dependency once
+                            // matched (see `matched`).
+                            loc.own_sends.push((id, own.clone(), cost.wire));
+                        }
                     } else {
                         // Eager: complete once the CPU is done with it; only
                         // its name is kept, for the wait.
@@ -1642,10 +1647,9 @@ impl<'p> Engine<'p> {
         loc.requests.push(Request {
             id,
             name: request,
-            kind: ReqKind::Recv,
+            send: false,
             satisfied: None,
             site,
-            deps: Vec::new(),
             source: None,
         });
         loc.pc += 1;
@@ -1835,12 +1839,13 @@ impl<'p> Engine<'p> {
         let Loc {
             requests,
             last_source,
+            deps: pending,
             ..
         } = &mut self.locs[li];
         let mut deps = Vec::new();
         // Wildcard receives among them: (site, source, their deps).
         let mut wild = Vec::new();
-        requests.retain_mut(|r| {
+        requests.retain(|r| {
             if !set.contains(r.id) {
                 return true;
             }
@@ -1848,7 +1853,15 @@ impl<'p> Engine<'p> {
                 *last_source = Some(s);
             }
             let first = deps.len();
-            deps.append(&mut r.deps);
+            if !pending.is_empty() {
+                // In request order, each request's in the order they came.
+                pending.retain(|(id, d)| {
+                    if *id == r.id {
+                        deps.push(d.clone());
+                    }
+                    *id != r.id
+                });
+            }
             if let (Some(site), Some(source)) = (r.site, r.source) {
                 wild.push((site, source, first, deps.len()));
             }
@@ -1956,15 +1969,18 @@ impl<'p> Engine<'p> {
             r.satisfied = Some(at);
             r.source = Some(m.from);
             if let Some(pbs) = m.pbs {
-                r.deps.push(Dep {
-                    pbs,
-                    model,
-                    copy,
-                    // When the message reached this receiver, which is before
-                    // `at` if it waited in the unexpected queue: the kernel
-                    // measures the transfer up to here (R5).
-                    arrived: m.handled,
-                });
+                loc.deps.push((
+                    posted.request,
+                    Dep {
+                        pbs,
+                        model,
+                        copy,
+                        // When the message reached this receiver, which is
+                        // before `at` if it waited in the unexpected queue: the
+                        // kernel measures the transfer up to here (R5).
+                        arrived: m.handled,
+                    },
+                ));
             }
         }
         if m.rendezvous {
@@ -1975,26 +1991,20 @@ impl<'p> Engine<'p> {
             sender.send_nic_free = sender.send_nic_free.max(now);
             if let Some(r) = sender.requests.iter_mut().find(|r| r.id == m.send_request) {
                 r.satisfied = Some(now);
-                if let (
-                    Some(post),
-                    ReqKind::Send {
-                        own: Some(own),
-                        wire,
-                    },
-                ) = (posted.pbs, &r.kind)
-                {
-                    r.deps.push(Dep {
-                        pbs: post,
-                        model: 0,
+                let own = sender
+                    .own_sends
+                    .iter()
+                    .position(|o| o.0 == m.send_request)
+                    .map(|i| sender.own_sends.swap_remove(i));
+                if let (Some(post), Some((id, own, wire))) = (posted.pbs, own) {
+                    let dep = |pbs, model| Dep {
+                        pbs,
+                        model,
                         copy: 0,
                         arrived: now,
-                    });
-                    r.deps.push(Dep {
-                        pbs: own.clone(),
-                        model: *wire,
-                        copy: 0,
-                        arrived: now,
-                    });
+                    };
+                    sender.deps.push((id, dep(post, 0)));
+                    sender.deps.push((id, dep(own, wire)));
                 }
             }
             self.try_complete_wait(m.from)?;
@@ -2441,22 +2451,19 @@ fn describe(loc: &Loc, name: impl Fn(LocationId) -> String) -> String {
                 .iter()
                 .filter(|r| set.contains(r.id) && r.satisfied.is_none())
             {
-                match r.kind {
-                    ReqKind::Recv => {
-                        let p = loc.posted.iter().find(|p| p.request == r.id);
-                        let from = match p.map(|p| p.from) {
-                            Some(Source::Location(s)) => name(s),
-                            _ => "any location".into(),
-                        };
-                        let tag = match p.and_then(|p| p.tag) {
-                            Some(t) => format!("tag {t}"),
-                            None => "any tag".into(),
-                        };
-                        what.push(format!("a message from {from} with {tag}"));
-                    }
-                    ReqKind::Send { .. } => {
-                        what.push("a receive to match its rendezvous send".into())
-                    }
+                if r.send {
+                    what.push("a receive to match its rendezvous send".into());
+                } else {
+                    let p = loc.posted.iter().find(|p| p.request == r.id);
+                    let from = match p.map(|p| p.from) {
+                        Some(Source::Location(s)) => name(s),
+                        _ => "any location".into(),
+                    };
+                    let tag = match p.and_then(|p| p.tag) {
+                        Some(t) => format!("tag {t}"),
+                        None => "any tag".into(),
+                    };
+                    what.push(format!("a message from {from} with {tag}"));
                 }
             }
             format!("waits for {}", what.join(" and "))
