@@ -856,7 +856,9 @@ struct QueueState {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum EventKind {
-    Step(LocationId),
+    /// A location runs; the second field is a hint of its program counter
+    /// ([`Engine::step`]).
+    Step(LocationId, u32),
     Arrive(usize),
 }
 
@@ -969,7 +971,7 @@ impl<'p> Engine<'p> {
                 overhead: 0,
             });
             if started {
-                engine.push(0, EventKind::Step(i as LocationId));
+                engine.push(0, EventKind::Step(i as LocationId, pc as u32));
             }
         }
         Ok(engine)
@@ -1053,7 +1055,7 @@ impl<'p> Engine<'p> {
             self.now = time;
             self.events += 1;
             match kind {
-                EventKind::Step(l) => self.step(l, seq)?,
+                EventKind::Step(l, hint) => self.step(l, hint, seq)?,
                 EventKind::Arrive(m) => self.arrive(m, seq)?,
             }
         }
@@ -1184,8 +1186,12 @@ impl<'p> Engine<'p> {
 
     /// Runs location `l` from its program counter until it blocks, ends,
     /// or spends CPU time (then its next step is pushed).
-    fn step(&mut self, l: LocationId, seq: u64) -> Result<(), SimError> {
+    /// `hint` is where the location's program counter was when the event
+    /// was pushed: its instruction is read before the location's state,
+    /// so that the two (cold, in a large lockstep schedule) reads overlap.
+    fn step(&mut self, l: LocationId, hint: u32, seq: u64) -> Result<(), SimError> {
         let li = l as usize;
+        let early = core::hint::black_box(self.code.get(hint as usize).copied());
         if self.locs[li].state != State::Ready {
             return Ok(());
         }
@@ -1202,11 +1208,19 @@ impl<'p> Engine<'p> {
                 self.post(l, source(from), self.shapes[shape as usize].tag, request)?;
             }
             let t = self.locs[li].cpu_free;
-            self.heap.push(Reverse((t, seq, EventKind::Step(l))));
+            let hint = self.locs[li].pc as u32;
+            self.heap.push(Reverse((t, seq, EventKind::Step(l, hint))));
             return Ok(());
         }
+        let mut early = early;
         loop {
-            let Some(instr) = self.instr(li) else {
+            let loc = &self.locs[li];
+            let instr = match early.take() {
+                // Not past the location's end: the next location's code.
+                Some(i) if loc.pc == hint as usize && loc.pc < loc.code_end => Some(i),
+                _ => self.instr(li),
+            };
+            let Some(instr) = instr else {
                 return self.end_location(l);
             };
             match instr {
@@ -1385,7 +1399,8 @@ impl<'p> Engine<'p> {
                     if loc.send_nic_free > now {
                         // LogGOPSim: the NIC's send gap is not over; re-insert.
                         let t = loc.send_nic_free;
-                        self.heap.push(Reverse((t, seq, EventKind::Step(l))));
+                        let pc = loc.pc as u32;
+                        self.heap.push(Reverse((t, seq, EventKind::Step(l, pc))));
                         return Ok(());
                     }
                     let (_, pbs) = loc.released.take().unwrap_or((now, None));
@@ -1611,7 +1626,8 @@ impl<'p> Engine<'p> {
                     c.state = State::Ready;
                     c.cpu_free = start + merge;
                     c.overhead += merge;
-                    self.push(start + merge, EventKind::Step(child));
+                    let pc = self.locs[child as usize].pc as u32;
+                    self.push(start + merge, EventKind::Step(child, pc));
                     return self.next_step(l);
                 }
                 Instr::Join(child) => {
@@ -1671,7 +1687,8 @@ impl<'p> Engine<'p> {
 
     fn next_step(&mut self, l: LocationId) -> Result<(), SimError> {
         let t = self.locs[l as usize].cpu_free.max(self.now);
-        self.push(t, EventKind::Step(l));
+        let hint = self.locs[l as usize].pc as u32;
+        self.push(t, EventKind::Step(l, hint));
         Ok(())
     }
 
