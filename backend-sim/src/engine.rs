@@ -774,11 +774,53 @@ enum State {
 }
 
 /// A list whose first few elements live inline in [`Loc`]: most locations
-/// have at most a couple of requests, one posted receive and one
-/// unexpected message at a time, and keeping them in the location spares a
-/// heap allocation per location (a 65,536-rank schedule's run state) and a
-/// cache miss per arrival. Removal keeps the order (matching is in order).
+/// have at most a couple of requests at a time, and keeping them in the
+/// location spares a heap allocation per location (a 65,536-rank
+/// schedule's run state) and a cache miss per arrival.
 type Inline<T, const N: usize> = SmallVec<[T; N]>;
+
+/// A list in arrival order whose first element lives inline: most
+/// locations have at most one request, posted receive or unexpected
+/// message at a time, and keeping it in [`Loc`] spares a heap allocation
+/// per location and a cache miss per arrival. Invariant: `rest` is empty
+/// when `head` is `None`.
+#[derive(Debug)]
+struct Small<T> {
+    head: Option<T>,
+    rest: VecDeque<T>,
+}
+
+impl<T> Small<T> {
+    const fn new() -> Self {
+        Small {
+            head: None,
+            rest: VecDeque::new(),
+        }
+    }
+
+    fn push(&mut self, x: T) {
+        if self.head.is_none() {
+            self.head = Some(x);
+        } else {
+            self.rest.push_back(x);
+        }
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &T> {
+        self.head.iter().chain(self.rest.iter())
+    }
+
+    /// Removes and returns the `i`-th element, keeping the order.
+    fn remove(&mut self, i: usize) -> Option<T> {
+        if i == 0 {
+            let head = self.head.take();
+            self.head = self.rest.pop_front();
+            head
+        } else {
+            self.rest.remove(i - 1)
+        }
+    }
+}
 
 #[derive(Debug)]
 struct Loc {
@@ -800,10 +842,10 @@ struct Loc {
     /// A rendezvous send's own record and wire time, by request id, until
     /// it is matched (kernels only).
     own_sends: Vec<(u64, Pbs, u64)>,
-    posted: Inline<Posted, 1>,
+    posted: Small<Posted>,
     /// Names of eager sends not waited for yet (complete already).
     done_sends: Inline<Req, 4>,
-    unexpected: Inline<Message, 1>,
+    unexpected: Small<Message>,
     last_source: Option<LocationId>,
     /// Piggybacks of a release whose instrumentation cost is being paid
     /// before the operation itself goes on.
@@ -873,6 +915,8 @@ struct Engine<'p> {
     shapes: &'p [MessageShape],
     /// Loop counts ([`Code::counts`]).
     counts: &'p [u64],
+    /// Some message of the program is sent by rendezvous on its network.
+    rendezvous: bool,
     options: RunOptions,
     calibration: Calibration,
     network: Network,
@@ -915,6 +959,10 @@ impl<'p> Engine<'p> {
             durations: &code.durations,
             shapes: &code.shapes,
             counts: &code.counts,
+            rendezvous: code
+                .shapes
+                .iter()
+                .any(|s| program.network.message(s.bytes).rendezvous),
             options,
             calibration,
             network: program.network,
@@ -956,9 +1004,9 @@ impl<'p> Engine<'p> {
                 requests: Inline::new(),
                 deps: Vec::new(),
                 own_sends: Vec::new(),
-                posted: Inline::new(),
+                posted: Small::new(),
                 done_sends: Inline::new(),
-                unexpected: Inline::new(),
+                unexpected: Small::new(),
                 last_source: None,
                 released: None,
                 read_done: false,
@@ -1656,8 +1704,13 @@ impl<'p> Engine<'p> {
         let now = self.now;
         let id = self.next_request;
         self.next_request += 1;
-        // Kept for a rendezvous send, whose completion depends on this post.
-        let pbs = self.peek(l, now);
+        // Kept for a rendezvous send, whose completion depends on this post
+        // (R3); a program whose every message is eager never needs it.
+        let pbs = if self.rendezvous {
+            self.peek(l, now)
+        } else {
+            None
+        };
         let loc = &mut self.locs[li];
         let site = (from == Source::Any).then_some(loc.site());
         loc.requests.push(Request {
@@ -1676,7 +1729,7 @@ impl<'p> Engine<'p> {
             pbs,
         };
         let found = loc.unexpected.iter().position(|m| matches(&posted, m));
-        match found.map(|i| loc.unexpected.remove(i)) {
+        match found.and_then(|i| loc.unexpected.remove(i)) {
             Some(m) => self.matched(l, posted, m, now),
             None => {
                 self.locs[li].posted.push(posted);
@@ -1957,7 +2010,7 @@ impl<'p> Engine<'p> {
         loc.recv_nic_free = now + cost.recv_gap;
         m.handled = now;
         let found = loc.posted.iter().position(|p| matches(p, &m));
-        match found.map(|i| loc.posted.remove(i)) {
+        match found.and_then(|i| loc.posted.remove(i)) {
             Some(p) => self.matched(m.to, p, m, now),
             None => {
                 self.locs[ri].unexpected.push(m);
