@@ -277,8 +277,9 @@ pub struct Wildcards {
 impl Wildcards {
     /// Observes a match of the wildcard receive at `site` from `source`
     /// whose message's approximated arrival is `arrival` (R5 `a_j + l_j`)
-    /// and whose receive ended at approximated `end`.
-    pub fn observe(&mut self, site: u32, source: LocationId, arrival: i64, end: i64) {
+    /// and whose receive ended at approximated `end`; returns whether the
+    /// match is a reordering (R11).
+    pub fn observe(&mut self, site: u32, source: LocationId, arrival: i64, end: i64) -> bool {
         match self.matches.iter_mut().find(|m| m.0 == site) {
             Some(m) => m.1 += 1,
             None => self.matches.push((site, 1)),
@@ -289,7 +290,7 @@ impl Wildcards {
             source,
             arrival,
             end,
-        });
+        })
     }
 
     /// Per call site, the matches and reorderings seen at `location`.

@@ -18,7 +18,7 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use heisen_core::report::{CriticalPath, LOCATION_NAME_LEN, LocationReport, LocationValues};
-use heisen_core::stats::Profile;
+use heisen_core::stats::{Communicated, Profile};
 use heisen_core::{
     Calibration, Config, Dependency, Exchange, Form, KernelError, Location, Merged, Piggyback,
 };
@@ -50,9 +50,9 @@ pub const DEPTH: usize = 32;
 
 /// Region records per location in a run's report (R12).
 pub const REPORT_REGIONS: usize = 32;
-/// Communication records per location in a run's report (the simulator
-/// does not fill this table yet).
-pub const REPORT_COMMS: usize = 2;
+/// Communication records per location in a run's report: one per
+/// point-to-point call site and peer (R12).
+pub const REPORT_COMMS: usize = 32;
 /// Loop records per location in a run's report (R12).
 pub const REPORT_LOOPS: usize = 16;
 /// The bounded statistics the timestamped kernel's exits fill (R12).
@@ -701,7 +701,7 @@ impl Probe {
 
 // ----- runtime state ---------------------------------------------------------
 
-/// An outstanding request: 48 bytes, its dependencies (kernels only) are
+/// An outstanding request: 56 bytes, its dependencies (kernels only) are
 /// kept apart in [`Loc::deps`].
 #[derive(Clone, Debug)]
 struct Request {
@@ -709,11 +709,16 @@ struct Request {
     name: Req,
     /// A rendezvous send (otherwise a receive).
     send: bool,
+    /// A receive from any source (R11).
+    wildcard: bool,
     /// When the dependency was satisfied (message handled, send matched).
     satisfied: Option<u64>,
-    /// Call site of a wildcard receive (R11).
-    site: Option<u32>,
-    source: Option<LocationId>,
+    /// Call site of the send or receive (R11, R12).
+    site: u32,
+    /// A send's destination; a receive's source, once matched.
+    peer: Option<LocationId>,
+    /// Bytes of the message (a receive's once matched).
+    bytes: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -1463,9 +1468,11 @@ impl<'p> Engine<'p> {
                             id,
                             name: request,
                             send: true,
+                            wildcard: false,
                             satisfied: None,
-                            site: None,
-                            source: None,
+                            site: loc.site(),
+                            peer: Some(to),
+                            bytes,
                         });
                         if let Some(own) = &pbs {
                             // Its own message's arrival, a dependency once
@@ -1476,6 +1483,16 @@ impl<'p> Engine<'p> {
                         // Eager: complete once the CPU is done with it; only
                         // its name is kept, for the wait.
                         loc.done_sends.push(request);
+                        let site = loc.site();
+                        if let Some(p) = &mut loc.probe {
+                            // R12: a call that never waits.
+                            p.profile.record_comm(&Communicated {
+                                site,
+                                peer: to,
+                                bytes,
+                                ..Communicated::default()
+                            });
+                        }
                     }
                     loc.pc += 1;
                     let message = Message {
@@ -1712,14 +1729,16 @@ impl<'p> Engine<'p> {
             None
         };
         let loc = &mut self.locs[li];
-        let site = (from == Source::Any).then_some(loc.site());
+        let site = loc.site();
         loc.requests.push(Request {
             id,
             name: request,
             send: false,
+            wildcard: from == Source::Any,
             satisfied: None,
             site,
-            source: None,
+            peer: None,
+            bytes: 0,
         });
         loc.pc += 1;
         let posted = Posted {
@@ -1910,16 +1929,20 @@ impl<'p> Engine<'p> {
             requests,
             last_source,
             deps: pending,
+            probe,
             ..
         } = &mut self.locs[li];
+        let kernels = probe.is_some();
         let mut deps = Vec::new();
-        // Wildcard receives among them: (site, source, their deps).
-        let mut wild = Vec::new();
+        // For the statistics: each request with the range of its deps.
+        let mut completed: SmallVec<[(Request, usize, usize); 2]> = SmallVec::new();
         requests.retain(|r| {
             if !set.contains(r.id) {
                 return true;
             }
-            if let Some(s) = r.source {
+            if !r.send
+                && let Some(s) = r.peer
+            {
                 *last_source = Some(s);
             }
             let first = deps.len();
@@ -1932,8 +1955,8 @@ impl<'p> Engine<'p> {
                     *id != r.id
                 });
             }
-            if let (Some(site), Some(source)) = (r.site, r.source) {
-                wild.push((site, source, first, deps.len()));
+            if kernels {
+                completed.push((r.clone(), first, deps.len()));
             }
             false
         });
@@ -1948,25 +1971,45 @@ impl<'p> Engine<'p> {
                 merged = Some(p.merge(begin, end, &deps).map_err(err)?);
             }
             if let (Some(m), Some(p)) = (merged, &mut self.locs[li].probe) {
-                for &(site, source, first, last) in &wild {
-                    // R11: the matched message's approximated arrival
-                    // a_j + l_j, as the timestamped kernel computed it (R5).
-                    let arrival = deps[first..last]
-                        .iter()
-                        .map(|d| {
-                            let pb = &d.pbs.timestamped;
-                            let dep = Dependency::message(pb, d.model, d.copy).arrived(d.arrived);
-                            pb.approximated + dep.transfer(begin, end).estimate
-                        })
-                        .max();
-                    if let Some(arrival) = arrival {
-                        p.wildcards.get_or_insert_default().observe(
-                            site,
+                // R12: the wait is the call's that was satisfied last (it
+                // decided the end; the first of equals), the others waited
+                // for nothing of their own.
+                let decider = completed
+                    .iter()
+                    .enumerate()
+                    .min_by_key(|(_, (r, ..))| core::cmp::Reverse(r.satisfied))
+                    .map(|(i, _)| i);
+                for (i, (r, first, last)) in completed.iter().enumerate() {
+                    // R5: each dependency's transfer l_j and the message's
+                    // approximated arrival a_j + l_j, as the timestamped
+                    // kernel computed them.
+                    let transfers = deps[*first..*last].iter().map(|d| {
+                        let pb = &d.pbs.timestamped;
+                        let dep = Dependency::message(pb, d.model, d.copy).arrived(d.arrived);
+                        (pb.approximated, dep.transfer(begin, end).estimate)
+                    });
+                    let transfer = transfers.clone().map(|t| t.1).max().unwrap_or(0);
+                    let arrival = transfers.map(|(a, l)| a + l).max();
+                    let mut reordered = false;
+                    if let (true, Some(source), Some(arrival)) = (r.wildcard, r.peer, arrival) {
+                        // R11: would another sender have matched first?
+                        reordered = p.wildcards.get_or_insert_default().observe(
+                            r.site,
                             source,
                             arrival,
                             m.approximated_end,
                         );
                     }
+                    let decided = Some(i) == decider;
+                    p.profile.record_comm(&Communicated {
+                        site: r.site,
+                        peer: r.peer.unwrap_or(u32::MAX),
+                        bytes: r.bytes,
+                        measured_wait: if decided { m.wait } else { 0 },
+                        compensated_wait: if decided { m.compensated_wait } else { 0 },
+                        transfer,
+                        reordered,
+                    });
                 }
             }
             self.on_merged(l, begin, end, &deps, merged);
@@ -2037,7 +2080,8 @@ impl<'p> Engine<'p> {
         let loc = &mut self.locs[receiver as usize];
         if let Some(r) = loc.requests.iter_mut().find(|r| r.id == posted.request) {
             r.satisfied = Some(at);
-            r.source = Some(m.from);
+            r.peer = Some(m.from);
+            r.bytes = m.bytes;
             if let Some(pbs) = m.pbs {
                 loc.deps.push((
                     posted.request,
@@ -2615,6 +2659,44 @@ pub(crate) mod tests {
             .recv(Source::Location(r0), 100, Some(7))
             .compute(200);
         b.build().unwrap()
+    }
+
+    #[test]
+    fn every_point_to_point_call_has_a_comm_record() {
+        // R12 (002 Fig. 10 COM): r0's send never waits; r1's receive waits
+        // from 0 to the arrival at 1000 + 500 in the truth, and in the
+        // measured run its compensated wait is that true wait (R5).
+        let comms = |options| {
+            let r = run(&two_ranks(30), options).unwrap();
+            let reports = r.reports.unwrap();
+            (reports[0].comms.clone(), reports[1].comms.clone())
+        };
+        let (send, recv) = comms(RunOptions::TRUTH);
+        assert_eq!(send.len(), 1);
+        assert_eq!(
+            (
+                send[0].peer,
+                send[0].count,
+                send[0].bytes,
+                send[0].measured_wait
+            ),
+            (1, 1, 100, 0)
+        );
+        assert_eq!(send[0].site, 3, "after enter, compute and exit");
+        assert_eq!(recv.len(), 1);
+        let truth = recv[0];
+        assert_eq!(
+            (truth.site, truth.peer, truth.count, truth.bytes),
+            (0, 0, 1, 100)
+        );
+        assert_eq!(
+            (truth.measured_wait, truth.compensated_wait, truth.transfer),
+            (1500, 1500, 500)
+        );
+        let (_, recv) = comms(RunOptions::MEASURED);
+        assert!(recv[0].measured_wait > truth.measured_wait);
+        assert_eq!(recv[0].compensated_wait, 1500);
+        assert_eq!(recv[0].transfer, 500);
     }
 
     #[test]

@@ -179,6 +179,20 @@ fn simulate_writes_report_trace_and_svg() {
     assert_eq!(locations[1]["measured_end"], 14880);
     assert_eq!(locations[1]["approximated_end"], 4800);
     assert!(!locations[0]["regions"].as_array().unwrap().is_empty());
+    // R12: one comm record per call site and peer; P2's receive waited
+    // 11.38 µs measured, 3.7 µs compensated (the truth's wait).
+    let comm = &locations[1]["comms"][0];
+    assert_eq!(
+        (&comm["peer"], &comm["count"], &comm["bytes"]),
+        (
+            &serde_json::json!(0),
+            &serde_json::json!(1),
+            &serde_json::json!(8)
+        )
+    );
+    assert_eq!(comm["measured_wait"], 11380);
+    assert_eq!(comm["compensated_wait"], 3700);
+    assert_eq!(locations[0]["comms"][0]["peer"], 1);
 
     // The trace: two processes, a thread per location, complete events
     // and message flows in both.
@@ -222,6 +236,11 @@ fn simulate_writes_report_trace_and_svg() {
     // The path runs to P2's end, its trailing work included: the truth, 4.8 µs.
     assert!(out.contains("critical path: 4.800 µs"), "{out}");
     assert!(out.lines().any(|l| l.starts_with("work")), "{out}");
+    assert!(
+        out.lines().any(|l| l.split_whitespace().collect::<Vec<_>>()
+            == ["1", "5", "0", "1", "8", "11.380", "3.700", "0.500", "0"]),
+        "{out}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

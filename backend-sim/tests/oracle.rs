@@ -101,6 +101,8 @@ struct Tally {
     shortened: usize,
     /// Locations where delay-only had to be exact.
     waited: usize,
+    /// Comm records compared.
+    comms: usize,
 }
 
 /// Everything the contention-free oracles check on one program.
@@ -191,6 +193,32 @@ fn check_exact(seed: u64, tally: &mut Tally) {
         }
     }
     tally.waited += clean.iter().filter(|c| **c).count();
+    // (e) R12: the comm records' compensated waits of the measured run sum,
+    // per location, to the truth's waits at the same calls (which call a
+    // multi-request wait is charged to may differ between the two runs).
+    let (tr, mr) = (
+        truth.reports.as_ref().expect("kernels ran"),
+        measured.reports.as_ref().expect("kernels ran"),
+    );
+    for (i, (t, m)) in tr.iter().zip(mr).enumerate() {
+        if t.overflow.comms + m.overflow.comms > 0 {
+            continue;
+        }
+        let truth_waits: u64 = t.comms.iter().map(|c| c.measured_wait).sum();
+        let compensated: i64 = m.comms.iter().map(|c| c.compensated_wait).sum();
+        assert_eq!(
+            compensated, truth_waits as i64,
+            "seed {seed}: comm waits of location {i}"
+        );
+        let calls =
+            |r: &heisen_sim::engine::SimReport| r.comms.iter().map(|c| c.count).sum::<u64>();
+        assert_eq!(
+            calls(t),
+            calls(m),
+            "seed {seed}: comm calls of location {i}"
+        );
+        tally.comms += m.comms.len();
+    }
 }
 
 #[test]
@@ -202,7 +230,13 @@ fn contention_free_programs_are_reproduced_exactly() {
     }
     println!("{n} programs: {tally:?}");
     // The sample exercises every oracle, not only trivial cases.
-    assert!(n < 20 || (tally.waited > 0 && tally.shortened > 0 && tally.merges > tally.locations));
+    assert!(
+        n < 20
+            || (tally.waited > 0
+                && tally.shortened > 0
+                && tally.merges > tally.locations
+                && tally.comms > tally.locations)
+    );
 }
 
 // ----- (e) wildcard receives (R11) ----------------------------------------------
@@ -249,6 +283,15 @@ fn wildcard_order_inverted_by_measurement_is_reported() {
     let matches: u64 = r.wildcards.iter().map(|s| s.matches).sum();
     assert_eq!((total, matches), (1, 2), "{:?}", r.wildcards);
     assert!(r.wildcards.iter().all(|s| s.location == 0));
+    // The master's comm records (R12) say which match: worker 1's, the
+    // second, whose message arrived first in the approximated times.
+    let reports = r.reports.expect("kernels ran");
+    let comms = &reports[0].comms;
+    let by_peer = |p: u32| comms.iter().find(|c| c.peer == p).expect("a record");
+    assert_eq!(comms.len(), 2, "{comms:?}");
+    assert_eq!((by_peer(1).count, by_peer(1).reorders), (1, 1));
+    assert_eq!((by_peer(2).count, by_peer(2).reorders), (1, 0));
+    assert_eq!(by_peer(1).site, by_peer(2).site, "one call site");
 }
 
 #[test]

@@ -20,6 +20,9 @@ pub const READ_COMMS: usize = 256;
 /// Loop records per location a report may carry.
 pub const READ_LOOPS: usize = 64;
 
+/// Communication records `render` lists (the longest waits).
+const COMM_ROWS: usize = 12;
+
 /// One location of a report as read.
 pub type ReadLocation = LocationReport<READ_SELECTED, READ_REGIONS, READ_COMMS, READ_LOOPS>;
 
@@ -174,6 +177,62 @@ impl Report {
         }
         if regions.is_empty() {
             let _ = writeln!(out, "(no region records)");
+        }
+
+        // R12: communication calls, the ones that waited longest first.
+        let mut comms: Vec<(u32, &heisen_core::report::CommEntry)> = self
+            .locations
+            .iter()
+            .flat_map(|l| l.comms.iter().map(move |c| (l.location, c)))
+            .collect();
+        comms.sort_by(|a, b| {
+            b.1.measured_wait
+                .cmp(&a.1.measured_wait)
+                .then((a.0, a.1.site, a.1.peer).cmp(&(b.0, b.1.site, b.1.peer)))
+        });
+        let _ = writeln!(out);
+        let _ = writeln!(
+            out,
+            "communication, by location, call site and peer (longest waits first):"
+        );
+        let _ = writeln!(
+            out,
+            "{:>8}  {:>6}  {:>6}  {:>8}  {:>12}  {:>12}  {:>12}  {:>12}  {:>8}",
+            "location",
+            "site",
+            "peer",
+            "calls",
+            "bytes",
+            "wait",
+            "compensated",
+            "transfer",
+            "reorders"
+        );
+        for (location, c) in comms.iter().take(COMM_ROWS) {
+            let peer = if c.peer == u32::MAX {
+                "-".to_string()
+            } else {
+                c.peer.to_string()
+            };
+            let _ = writeln!(
+                out,
+                "{:>8}  {:>6}  {:>6}  {:>8}  {:>12}  {:>12}  {:>12}  {:>12}  {:>8}",
+                location,
+                c.site,
+                peer,
+                c.count,
+                c.bytes,
+                us(c.measured_wait as i64),
+                us(c.compensated_wait),
+                us(c.transfer),
+                c.reorders
+            );
+        }
+        if comms.len() > COMM_ROWS {
+            let _ = writeln!(out, "({} more records)", comms.len() - COMM_ROWS);
+        }
+        if comms.is_empty() {
+            let _ = writeln!(out, "(no communication records)");
         }
 
         // R10: the run's path is the longest over locations (ties: lower
