@@ -260,7 +260,7 @@ pub fn compile(mut program: Program) -> Result<Compiled, SimError> {
 
 /// A program compiled for the engine ([`compile`]): its header — names,
 /// regions, network, calibration, seed; every location's `body` is empty —
-/// and the instructions of every location in one flat list of 24-byte
+/// and the instructions of every location in one flat list of 16-byte
 /// instructions, so that a large schedule costs one allocation and no
 /// per-location vectors. Change `program.network` or `program.seed` freely
 /// before a run: the instructions do not depend on them.
@@ -274,11 +274,6 @@ pub struct Compiled {
 impl Compiled {
     pub(crate) fn new(program: Program, code: Code) -> Self {
         Compiled { program, code }
-    }
-
-    /// Instructions in all (a measure of the program's size).
-    pub fn instructions(&self) -> usize {
-        self.code.instrs.len()
     }
 }
 
@@ -343,14 +338,34 @@ impl Code {
 
     /// An instruction with what its operand indices name.
     fn operand(&self, i: &Instr) -> (Instr, Option<MessageShape>, Option<u64>) {
+        let shape = |s: u32| Some(self.shapes[s as usize]);
         match *i {
-            Instr::Isend { shape, .. } | Instr::Irecv { shape, .. } => {
-                let mut bare = *i;
-                if let Instr::Isend { shape, .. } | Instr::Irecv { shape, .. } = &mut bare {
-                    *shape = 0;
-                }
-                (bare, Some(self.shapes[shape as usize]), None)
-            }
+            Instr::Isend {
+                to,
+                request,
+                shape: s,
+            } => (
+                Instr::Isend {
+                    to,
+                    request,
+                    shape: 0,
+                },
+                shape(s),
+                None,
+            ),
+            Instr::Irecv {
+                from,
+                request,
+                shape: s,
+            } => (
+                Instr::Irecv {
+                    from,
+                    request,
+                    shape: 0,
+                },
+                shape(s),
+                None,
+            ),
             Instr::LoopStart { id, count, end } => (
                 Instr::LoopStart { id, count: 0, end },
                 None,
@@ -531,7 +546,7 @@ enum Instr {
     },
     /// CPU work of a fixed time (ns).
     Compute(u64),
-    /// CPU work drawn from [`Engine::durations`]`[i]`.
+    /// CPU work drawn from [`Code::durations`]`[i]`.
     Draw(u32),
     /// `to` is [`LAST_SOURCE`] for [`Dest::LastSource`]; `shape` indexes
     /// [`Code::shapes`] (tag and bytes).
@@ -568,6 +583,7 @@ enum Instr {
 }
 
 const _: () = assert!(size_of::<Instr>() == 16);
+const _: () = assert!(size_of::<Request>() == 56);
 
 /// An [`Instr::Irecv`]'s `from` as a source.
 fn source(from: u32) -> Source {
@@ -829,7 +845,7 @@ impl<T> Small<T> {
 
 #[derive(Debug)]
 struct Loc {
-    /// Next instruction (an index into [`Engine::code`]).
+    /// Next instruction (an index into [`Code::instrs`]).
     pc: usize,
     /// The location's first instruction.
     code_start: usize,
@@ -912,14 +928,8 @@ enum EventKind {
 #[derive(Debug)]
 struct Engine<'p> {
     program: &'p Program,
-    /// Every location's instructions ([`Code`]).
-    code: &'p [Instr],
-    /// The compute times drawn at random, indexed by [`Instr::Draw`].
-    durations: &'p [Duration],
-    /// Message tags and sizes ([`Code::shapes`]).
-    shapes: &'p [MessageShape],
-    /// Loop counts ([`Code::counts`]).
-    counts: &'p [u64],
+    /// Every location's instructions and their operands.
+    code: &'p Code,
     /// Some message of the program is sent by rendezvous on its network.
     rendezvous: bool,
     options: RunOptions,
@@ -960,10 +970,7 @@ impl<'p> Engine<'p> {
         }
         let mut engine = Engine {
             program,
-            code: &code.instrs,
-            durations: &code.durations,
-            shapes: &code.shapes,
-            counts: &code.counts,
+            code,
             rendezvous: code
                 .shapes
                 .iter()
@@ -1033,7 +1040,7 @@ impl<'p> Engine<'p> {
     /// Location `li`'s next instruction, `None` at its end.
     fn instr(&self, li: usize) -> Option<Instr> {
         let loc = &self.locs[li];
-        (loc.pc < loc.code_end).then(|| self.code[loc.pc])
+        (loc.pc < loc.code_end).then(|| self.code.instrs[loc.pc])
     }
 
     fn push(&mut self, time: u64, kind: EventKind) {
@@ -1244,7 +1251,7 @@ impl<'p> Engine<'p> {
     /// so that the two (cold, in a large lockstep schedule) reads overlap.
     fn step(&mut self, l: LocationId, hint: u32, seq: u64) -> Result<(), SimError> {
         let li = l as usize;
-        let early = core::hint::black_box(self.code.get(hint as usize).copied());
+        let mut early = core::hint::black_box(self.code.instrs.get(hint as usize).copied());
         if self.locs[li].state != State::Ready {
             return Ok(());
         }
@@ -1258,14 +1265,18 @@ impl<'p> Engine<'p> {
                 shape,
             }) = self.instr(li)
             {
-                self.post(l, source(from), self.shapes[shape as usize].tag, request)?;
+                self.post(
+                    l,
+                    source(from),
+                    self.code.shapes[shape as usize].tag,
+                    request,
+                )?;
             }
             let t = self.locs[li].cpu_free;
             let hint = self.locs[li].pc as u32;
             self.heap.push(Reverse((t, seq, EventKind::Step(l, hint))));
             return Ok(());
         }
-        let mut early = early;
         loop {
             let loc = &self.locs[li];
             let instr = match early.take() {
@@ -1333,7 +1344,7 @@ impl<'p> Engine<'p> {
                     }
                 }
                 Instr::LoopStart { id, count, end } => {
-                    let count = self.counts[count as usize];
+                    let count = self.code.counts[count as usize];
                     let loc = &mut self.locs[li];
                     if count == 0 {
                         loc.pc = loc.code_start + end as usize + 1;
@@ -1398,7 +1409,7 @@ impl<'p> Engine<'p> {
                 instr @ (Instr::Compute(_) | Instr::Draw(_)) => {
                     let seed = self.program.seed;
                     let d = match instr {
-                        Instr::Draw(i) => self.durations[i as usize],
+                        Instr::Draw(i) => self.code.durations[i as usize],
                         Instr::Compute(ns) => Duration::Fixed(ns),
                         _ => unreachable!("a compute instruction"),
                     };
@@ -1422,7 +1433,7 @@ impl<'p> Engine<'p> {
                     }
                 }
                 Instr::Isend { to, request, shape } => {
-                    let MessageShape { tag, bytes } = self.shapes[shape as usize];
+                    let MessageShape { tag, bytes } = self.code.shapes[shape as usize];
                     let tag = tag.unwrap_or(0);
                     let to = match to {
                         LAST_SOURCE => self.locs[li].last_source.ok_or_else(|| {
@@ -1526,7 +1537,12 @@ impl<'p> Engine<'p> {
                     request,
                     shape,
                 } => {
-                    self.post(l, source(from), self.shapes[shape as usize].tag, request)?;
+                    self.post(
+                        l,
+                        source(from),
+                        self.code.shapes[shape as usize].tag,
+                        request,
+                    )?;
                 }
                 Instr::Wait(first, second) => {
                     let loc = &mut self.locs[li];

@@ -641,56 +641,45 @@ fn convert(name: &str, r: usize, nodes: &[GoalNode]) -> Result<Vec<Op>, InputErr
     Ok(body)
 }
 
-/// Reads a GOAL schedule straight into a program on `network`, converting
-/// each rank as soon as it is read, so that the parsed graph of the whole
-/// schedule never exists at once (a 65,536-rank schedule's graph is several
-/// times the size of its program). The result and every error are those of
-/// [`parse`] followed by [`Schedule::to_program`]: on any problem, or on an
-/// unusual layout (`num_ranks` after a rank or given twice), this reads the
-/// text again the slow way to report exactly the same thing.
+/// Reads a GOAL schedule into a program on `network`: [`parse`] followed
+/// by [`Schedule::to_program`]. For large schedules, [`load_compiled`]
+/// never holds the whole graph nor the whole program.
 pub fn load(file: &str, text: &str, network: Network) -> Result<Program, InputError> {
-    let mut fast = Fast::default();
-    if fast.chunk(file, text, 1).is_some()
-        && let Some(Loaded::Program(program)) = fast.finish(file, network)
-    {
-        return Ok(program);
-    }
     parse(file, text).and_then(|s| s.to_program(file, network))
 }
 
-/// [`load`] straight into the engine's compiled form ([`engine::compile`]):
-/// each rank is checked and compiled as soon as it is read, so that neither
-/// its graph nor its operations outlive it (a 65,536-rank dissemination
-/// schedule: 3.1 million operations). Errors are those of [`load`]
-/// followed by [`engine::compile`].
+/// Reads a GOAL schedule straight into the engine's compiled form
+/// ([`engine::compile`]): each rank is checked and compiled as soon as it
+/// is read, so that neither its graph nor its operations outlive it (a
+/// 65,536-rank dissemination schedule: 3.1 million operations). The result
+/// and every error are those of [`load`] followed by [`engine::compile`]:
+/// on any problem, or on an unusual layout (`num_ranks` after a rank or
+/// given twice), this reads the text again the slow way to report exactly
+/// the same thing.
 pub fn load_compiled(file: &str, text: &str, network: Network) -> Result<Compiled, InputError> {
-    let mut fast = Fast::compiling();
+    let mut fast = Fast::default();
     if fast.chunk(file, text, 1).is_some()
-        && let Some(Loaded::Compiled(compiled)) = fast.finish(file, network)
+        && let Some(compiled) = fast.finish(network)
     {
         return Ok(compiled);
     }
-    let program = parse(file, text).and_then(|s| s.to_program(file, network))?;
+    let program = load(file, text, network)?;
     engine::compile(program).map_err(|e| InputError::new(file, 0, e.to_string()))
 }
 
-/// [`load`] from the file at `path` (`name` in messages), read line by line
-/// so that the text is never whole in memory either. Errors are those of
-/// reading the file with [`std::fs::read_to_string`] (`name: error`) and
-/// then [`load`]: on any problem the file is read again whole to report
-/// exactly that.
+/// [`load`] from the file at `path` (`name` in messages).
 pub fn load_file(name: &str, path: &Path, network: Network) -> Result<Program, String> {
-    if let Some(Loaded::Program(program)) = load_stream(name, path, network, Fast::default()) {
-        return Ok(program);
-    }
     let text = std::fs::read_to_string(path).map_err(|e| format!("{name}: {e}"))?;
     load(name, &text, network).map_err(|e| e.to_string())
 }
 
-/// [`load_file`] straight into the compiled form, as [`load_compiled`]:
-/// the way to run a large schedule in the least memory.
+/// [`load_compiled`] from the file at `path` (`name` in messages), read
+/// line by line so that the text is never whole in memory either: the way
+/// to run a large schedule in the least memory. Errors are those of
+/// [`load_file`] followed by [`engine::compile`]: on any problem the file
+/// is read again whole to report exactly that.
 pub fn load_file_compiled(name: &str, path: &Path, network: Network) -> Result<Compiled, String> {
-    if let Some(Loaded::Compiled(compiled)) = load_stream(name, path, network, Fast::compiling()) {
+    if let Some(compiled) = load_stream(name, path, network) {
         return Ok(compiled);
     }
     let text = std::fs::read_to_string(path).map_err(|e| format!("{name}: {e}"))?;
@@ -701,8 +690,9 @@ pub fn load_file_compiled(name: &str, path: &Path, network: Network) -> Result<C
 /// top-level statements: the cut is never inside a rank or a comment).
 const CHUNK: usize = 1 << 16;
 
-fn load_stream(name: &str, path: &Path, network: Network, mut fast: Fast) -> Option<Loaded> {
+fn load_stream(name: &str, path: &Path, network: Network) -> Option<Compiled> {
     let mut reader = BufReader::new(File::open(path).ok()?);
+    let mut fast = Fast::default();
     let mut chunk = String::new();
     let (mut line, mut first_line) = (1, 1);
     let (mut depth, mut comment) = (0i64, false);
@@ -745,41 +735,23 @@ fn load_stream(name: &str, path: &Path, network: Network, mut fast: Fast) -> Opt
     }
     fast.chunk(name, &chunk, first_line)?;
     drop(chunk);
-    fast.finish(name, network)
+    fast.finish(network)
 }
 
-/// The state of [`load`]'s direct path: `None` from a step means "read the
-/// schedule the slow way".
+/// The state of [`load_compiled`]'s direct path: `None` from a step means
+/// "read the schedule the slow way".
 #[derive(Default)]
 struct Fast {
-    n: Option<u64>,
+    /// The program's header (every rank named, no operations), once
+    /// `num_ranks` is read.
+    program: Option<Program>,
     /// The ranks read so far.
     defined: Vec<bool>,
-    /// Not compiling: their operations.
-    bodies: Vec<Option<LocationSpec>>,
-    /// Compiling: the program's header (every rank named, no operations)
-    /// and the code of the ranks read so far.
-    compiling: Option<(Program, Code)>,
-}
-
-/// What [`Fast`] made.
-enum Loaded {
-    Program(Program),
-    Compiled(Compiled),
+    /// Their code.
+    code: Code,
 }
 
 impl Fast {
-    /// A direct path that compiles each rank as it is read.
-    fn compiling() -> Self {
-        Fast {
-            compiling: Some((
-                goal_program("", Vec::new(), Network::default()),
-                Code::default(),
-            )),
-            ..Fast::default()
-        }
-    }
-
     /// Reads whole top-level statements; `line` is the first one's line.
     fn chunk(&mut self, file: &str, text: &str, line: usize) -> Option<()> {
         let mut p = Parser::at(file, text, line).ok()?;
@@ -790,7 +762,7 @@ impl Fast {
                     p.advance().ok()?;
                 }
                 Token::Word("num_ranks") => {
-                    if self.n.is_some() {
+                    if self.program.is_some() {
                         return None;
                     }
                     p.advance().ok()?;
@@ -798,18 +770,13 @@ impl Fast {
                     if v == 0 || v > MAX_LOCATIONS {
                         return None;
                     }
-                    self.n = Some(v);
+                    let locations = (0..v as usize).map(|r| rank(r, Vec::new())).collect();
+                    self.program = Some(goal_program(file, locations, Network::default()));
                     self.defined = vec![false; v as usize];
-                    match &mut self.compiling {
-                        Some((program, _)) => {
-                            program.locations =
-                                (0..v as usize).map(|r| rank(r, Vec::new())).collect();
-                        }
-                        None => self.bodies.resize_with(v as usize, || None),
-                    }
                 }
                 Token::Word("rank") => {
-                    let n = self.n?;
+                    let program = self.program.as_mut()?;
+                    let n = program.locations.len() as u64;
                     p.advance().ok()?;
                     let r = p.number("").ok()?;
                     if r >= n || self.defined[r as usize] || p.token != Token::Open {
@@ -832,50 +799,29 @@ impl Fast {
                     let body = convert(file, r, &nodes).ok()?;
                     drop(nodes);
                     self.defined[r] = true;
-                    match &mut self.compiling {
-                        Some((program, code)) => {
-                            // Checked and compiled now; only the name stays.
-                            program.locations[r].body = body;
-                            program.validate_location(r).ok()?;
-                            code.add(r, &program.locations[r].body);
-                            program.locations[r].body = Vec::new();
-                        }
-                        None => self.bodies[r] = Some(rank(r, body)),
-                    }
+                    // Checked and compiled now; only the name stays.
+                    program.locations[r].body = body;
+                    program.validate_location(r).ok()?;
+                    self.code.add(r, &program.locations[r].body);
+                    program.locations[r].body = Vec::new();
                 }
                 _ => return None,
             }
         }
     }
 
-    fn finish(self, file: &str, network: Network) -> Option<Loaded> {
-        let n = self.n?;
-        if let Some((mut program, mut code)) = self.compiling {
-            for (r, defined) in self.defined.iter().enumerate() {
-                if !defined {
-                    code.add(r, &[Op::WaitAll]);
-                }
+    fn finish(mut self, network: Network) -> Option<Compiled> {
+        let mut program = self.program?;
+        for (r, defined) in self.defined.iter().enumerate() {
+            if !defined {
+                self.code.add(r, &[Op::WaitAll]);
             }
-            program.name = file.to_string();
-            program.network = network;
-            program.validate_header().ok()?;
-            debug_assert_eq!(program.locations.len() as u64, n);
-            code.shrink();
-            return Some(Loaded::Compiled(Compiled::new(program, code)));
         }
-        let locations = self
-            .bodies
-            .into_iter()
-            .enumerate()
-            .map(|(r, b)| b.unwrap_or_else(|| empty_rank(r)))
-            .collect();
-        Some(Loaded::Program(goal_program(file, locations, network)))
+        program.network = network;
+        program.validate_header().ok()?;
+        self.code.shrink();
+        Some(Compiled::new(program, self.code))
     }
-}
-
-/// A rank the schedule does not define: it only waits for nothing.
-fn empty_rank(r: usize) -> LocationSpec {
-    rank(r, vec![Op::WaitAll])
 }
 
 /// Rank `r` doing `body`.

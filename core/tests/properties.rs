@@ -1612,6 +1612,29 @@ const EXECUTIONS: u32 = 2_000;
 /// Longest generated program, in steps.
 const PROGRAM_STEPS: usize = 40;
 
+/// Runs `program` with `costs` and drives the kernel in `form` with it;
+/// returns the measured run, the kernel's values after every call and the
+/// longest paths of the true run, whose edges weigh what `form` weighs
+/// them: latency and `S` (timestamped), nothing (delay-only,
+/// Hollingsworth's path, 003 Fig. 2).
+fn observe<const K: usize>(
+    program: &Program<K>,
+    form: Form,
+    costs: Calibration,
+) -> Result<(Vec<Event>, Vec<Observation<K>>, Vec<Expected<K>>), TestCaseError> {
+    let truth = run(program, &Calibration::ZERO);
+    let measured = run(program, &costs);
+    let timestamped = form == Form::Timestamped;
+    let weights = EdgeWeights {
+        messages: timestamped,
+        barriers: timestamped,
+    };
+    let expected = longest_paths(program, &truth, weights);
+    let seen = drive(program, &measured, form, costs)
+        .map_err(|e| TestCaseError::fail(format!("kernel refused a call: {e}")))?;
+    Ok((measured, seen, expected))
+}
+
 /// Property 4, the main oracle (DESIGN.md §4): timestamped form, exact
 /// calibration, kernel online in the measured run. Every approximated time
 /// and compensated wait is the true one, and the path values after every
@@ -1625,15 +1648,7 @@ fn execution_timestamped_reproduces_truth_and_its_longest_path() {
         EXECUTIONS,
         strategy,
         |(program, costs)| {
-            let truth = run(&program, &Calibration::ZERO);
-            let measured = run(&program, &costs);
-            let weights = EdgeWeights {
-                messages: true,
-                barriers: true,
-            };
-            let expected = longest_paths(&program, &truth, weights);
-            let seen = drive(&program, &measured, Form::Timestamped, costs)
-                .map_err(|e| TestCaseError::fail(format!("kernel refused a call: {e}")))?;
+            let (_, seen, expected) = observe(&program, Form::Timestamped, costs)?;
             same_times(&seen, &expected)?;
             same_paths(&seen, &expected)?;
             Ok(())
@@ -1651,14 +1666,7 @@ fn execution_delay_only_without_cost_finds_hollingsworth_path() {
         EXECUTIONS,
         program::<2>(PROGRAM_STEPS),
         |program| {
-            let truth = run(&program, &Calibration::ZERO);
-            let weights = EdgeWeights {
-                messages: false,
-                barriers: false,
-            };
-            let expected = longest_paths(&program, &truth, weights);
-            let seen = drive(&program, &truth, Form::DelayOnly, Calibration::ZERO)
-                .map_err(|e| TestCaseError::fail(format!("kernel refused a call: {e}")))?;
+            let (_, seen, expected) = observe(&program, Form::DelayOnly, Calibration::ZERO)?;
             same_times(&seen, &expected)?;
             same_paths(&seen, &expected)?;
             Ok(())
@@ -1678,15 +1686,7 @@ fn execution_delay_only_is_never_earlier_than_truth() {
         EXECUTIONS,
         strategy,
         |(program, costs)| {
-            let truth = run(&program, &Calibration::ZERO);
-            let measured = run(&program, &costs);
-            let weights = EdgeWeights {
-                messages: false,
-                barriers: false,
-            };
-            let expected = longest_paths(&program, &truth, weights);
-            let seen = drive(&program, &measured, Form::DelayOnly, costs)
-                .map_err(|e| TestCaseError::fail(format!("kernel refused a call: {e}")))?;
+            let (measured, seen, expected) = observe(&program, Form::DelayOnly, costs)?;
             prop_assert_eq!(seen.len(), expected.len());
             let exact = every_merge_waited(&measured);
             for (call, (seen, expected)) in seen.iter().zip(&expected).enumerate() {
