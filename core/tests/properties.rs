@@ -1621,7 +1621,7 @@ fn observe<const K: usize>(
     program: &Program<K>,
     form: Form,
     costs: Calibration,
-) -> Result<(Vec<Event>, Vec<Observation<K>>, Vec<Expected<K>>), TestCaseError> {
+) -> Result<Observed<K>, TestCaseError> {
     let truth = run(program, &Calibration::ZERO);
     let measured = run(program, &costs);
     let timestamped = form == Form::Timestamped;
@@ -1632,7 +1632,21 @@ fn observe<const K: usize>(
     let expected = longest_paths(program, &truth, weights);
     let seen = drive(program, &measured, form, costs)
         .map_err(|e| TestCaseError::fail(format!("kernel refused a call: {e}")))?;
-    Ok((measured, seen, expected))
+    Ok(Observed {
+        measured,
+        seen,
+        expected,
+    })
+}
+
+/// What [`observe`] returns.
+struct Observed<const K: usize> {
+    /// The measured run.
+    measured: Vec<Event>,
+    /// The kernel's values after every call.
+    seen: Vec<Observation<K>>,
+    /// The true run's longest paths at every call.
+    expected: Vec<Expected<K>>,
 }
 
 /// Property 4, the main oracle (DESIGN.md §4): timestamped form, exact
@@ -1648,7 +1662,7 @@ fn execution_timestamped_reproduces_truth_and_its_longest_path() {
         EXECUTIONS,
         strategy,
         |(program, costs)| {
-            let (_, seen, expected) = observe(&program, Form::Timestamped, costs)?;
+            let Observed { seen, expected, .. } = observe(&program, Form::Timestamped, costs)?;
             same_times(&seen, &expected)?;
             same_paths(&seen, &expected)?;
             Ok(())
@@ -1666,7 +1680,8 @@ fn execution_delay_only_without_cost_finds_hollingsworth_path() {
         EXECUTIONS,
         program::<2>(PROGRAM_STEPS),
         |program| {
-            let (_, seen, expected) = observe(&program, Form::DelayOnly, Calibration::ZERO)?;
+            let Observed { seen, expected, .. } =
+                observe(&program, Form::DelayOnly, Calibration::ZERO)?;
             same_times(&seen, &expected)?;
             same_paths(&seen, &expected)?;
             Ok(())
@@ -1686,7 +1701,11 @@ fn execution_delay_only_is_never_earlier_than_truth() {
         EXECUTIONS,
         strategy,
         |(program, costs)| {
-            let (measured, seen, expected) = observe(&program, Form::DelayOnly, costs)?;
+            let Observed {
+                measured,
+                seen,
+                expected,
+            } = observe(&program, Form::DelayOnly, costs)?;
             prop_assert_eq!(seen.len(), expected.len());
             let exact = every_merge_waited(&measured);
             for (call, (seen, expected)) in seen.iter().zip(&expected).enumerate() {
