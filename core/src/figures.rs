@@ -1013,3 +1013,79 @@ fn r5_gather_root_uses_each_observed_arrival() {
     let m = blind.on_merge(0, 400, &unobserved).unwrap();
     assert_eq!(m.approximated_end, 400);
 }
+
+#[test]
+fn r1_each_action_can_charge_its_own_calibrated_cost() {
+    // A backend calibrates every wrapper apart (an unlock costs 30 ns, an
+    // acquire 70 ns): the per-call costs replace the location's `send` and
+    // `merge` exactly where those would have been charged.
+    let calibration = Calibration {
+        send: 1,
+        merge: 2,
+        ..Calibration::ZERO
+    };
+    let mut holder = Location::<0, 4>::new(Config::new(0, []).calibration(calibration), 0);
+    let record = holder.on_release_costing(1000, 30).unwrap();
+    assert_eq!((record.approximated, record.delay), (1000, 30));
+    assert_eq!(holder.delay(), 30);
+    let mut waiter = Location::<0, 4>::new(Config::new(1, []).calibration(calibration), 0);
+    let m = waiter
+        .on_merge_costing(900, 1040, &[Dependency::immediate(&record)], 70)
+        .unwrap();
+    // R5: the lock left at 1000 + 30 and was taken at 1040 (m.1, l = 10),
+    // a(e) = max(b - x, a_j + l) = 1010; then the acquire's own cost.
+    assert_eq!(m.approximated_end, 1010);
+    assert_eq!(waiter.delay(), 30 + 70);
+    // Its own overhead is the acquire alone: the holder's 30 ns came with
+    // the merge, which local-only compensation cannot see.
+    assert_eq!((holder.overhead(), waiter.overhead()), (30, 70));
+    let mut child = Location::<0, 4>::new(Config::new(2, []).calibration(calibration), 1040);
+    child
+        .on_start_costing(1040, &Dependency::immediate(&record), 5)
+        .unwrap();
+    // The child starts after the release (m.2, no transfer model): a = a_j.
+    assert_eq!(child.delay(), 40 + 5);
+}
+
+#[test]
+fn r1_each_enter_path_can_charge_its_own_calibrated_cost() {
+    // A C call and a compiler hook cost more than the calibrated enter and
+    // exit: each path charges its own cost, split around its clock read
+    // exactly as the calibrated ones are (R1).
+    let calibration = Calibration {
+        enter: Cost {
+            whole: 1,
+            inside: 1,
+        },
+        exit: Cost {
+            whole: 1,
+            inside: 1,
+        },
+        ..Calibration::ZERO
+    };
+    let hook_enter = Cost {
+        whole: 30,
+        inside: 10,
+    };
+    let hook_exit = Cost {
+        whole: 20,
+        inside: 5,
+    };
+    let mut location = Location::<1, 4>::new(Config::new(0, [7]).calibration(calibration), 0);
+    location.on_enter_costing(7, 0, 100, hook_enter).unwrap();
+    // R1: the 20 ns before the enter's clock read are the parent's, the
+    // 10 ns after it the region's.
+    assert_eq!(location.delay(), 30);
+    let exited = location
+        .on_exit_costing(7, 200, hook_exit)
+        .unwrap()
+        .expect("the frame fits");
+    // R2: inclusive = (200 - 100) - (x(200) - x(100)) where x(100) = 20
+    // (before the read) and x(200) = 30 + 5 (the exit's part before its read).
+    assert_eq!(exited.inclusive, 100 - 15);
+    assert_eq!(location.delay(), 30 + 20);
+    assert_eq!(location.overhead(), 50);
+    // The calibrated costs still apply to the plain calls.
+    location.on_enter(7, 0, 300).unwrap();
+    assert_eq!(location.delay(), 51);
+}

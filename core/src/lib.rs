@@ -11,6 +11,7 @@
 //! | module | rules |
 //! |---|---|
 //! | [`location`] | R1 local overhead, R2 compensated region times, R7 critical path, R9 partial runs, R10 snapshots |
+//! | [`monitor`] | R10 the live monitor's shared table: layout and seqlock |
 //! | [`merge`] | R4 delay-only and R5 timestamped merges, one or many dependencies (R6 n-to-1) |
 //! | [`exchange`] | R6 n-to-n collectives as one reduction |
 //! | [`piggyback`] | R3 the record and its wire encoding |
@@ -93,6 +94,7 @@ pub mod calibration;
 pub mod exchange;
 pub mod location;
 pub mod merge;
+pub mod monitor;
 pub mod path;
 pub mod piggyback;
 pub mod report;

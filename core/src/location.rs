@@ -27,7 +27,7 @@ use core::fmt;
 
 use heapless::Vec;
 
-use crate::calibration::Calibration;
+use crate::calibration::{Calibration, Cost};
 use crate::exchange::Exchange;
 use crate::merge::{self, Dependency, Form};
 use crate::path::Snapshot;
@@ -258,6 +258,9 @@ pub struct Location<const K: usize, const D: usize> {
     calibration: Calibration,
     selected: [u32; K],
     delay: u64,
+    /// Sum of every instrumentation cost charged here (R1), whatever later
+    /// merges did to the delay: what local-only compensation subtracts.
+    overhead: u64,
     last_measured: u64,
     last_approximated: i64,
     path_state: PathState,
@@ -299,6 +302,7 @@ impl<const K: usize, const D: usize> Location<K, D> {
             calibration: config.calibration,
             selected: config.selected,
             delay: 0,
+            overhead: 0,
             last_measured: start,
             last_approximated: start as i64,
             path_state: config.path,
@@ -322,6 +326,13 @@ impl<const K: usize, const D: usize> Location<K, D> {
         self.id
     }
 
+    /// Gives the location another id: an MPI rank learns its rank only at
+    /// `MPI_Init`, after its first regions. Records released from now on
+    /// carry the new id (R7 ties compare it).
+    pub fn set_id(&mut self, id: u32) {
+        self.id = id;
+    }
+
     /// The merge form.
     pub fn form(&self) -> Form {
         self.form
@@ -332,9 +343,31 @@ impl<const K: usize, const D: usize> Location<K, D> {
         &self.calibration
     }
 
+    /// Replaces the calibrated costs from the next action on: a process
+    /// runtime may calibrate again (an MPI library initialised after the
+    /// first regions) for locations that exist already (R1).
+    pub fn set_calibration(&mut self, calibration: Calibration) {
+        self.calibration = calibration;
+    }
+
     /// Current delay `x` (after the last event's costs).
     pub fn delay(&self) -> u64 {
         self.delay
+    }
+
+    /// Sum of the instrumentation costs charged at this location so far
+    /// (R1), not counting delay taken over from others at merges: the
+    /// overhead that local-only compensation (seed 000 Table 1, "local")
+    /// subtracts.
+    pub fn overhead(&self) -> u64 {
+        self.overhead
+    }
+
+    /// R1: `x += O(kind)`; the cost is also the location's own overhead.
+    #[inline]
+    fn charge(&mut self, cost: u64) {
+        self.delay += cost;
+        self.overhead += cost;
     }
 
     /// Measured time of the last event.
@@ -401,7 +434,7 @@ impl<const K: usize, const D: usize> Location<K, D> {
     #[inline]
     fn advance(&mut self, t: u64, before: u64) -> i64 {
         // R1: x += O(kind), the part before the clock read.
-        self.delay += before;
+        self.charge(before);
         let (now, dt) = self.interval(t, self.delay);
         if dt < 0 {
             self.overcompensation.count += 1;
@@ -421,7 +454,7 @@ impl<const K: usize, const D: usize> Location<K, D> {
     /// calibration pause) to the delay (R1).
     pub fn on_overhead(&mut self, duration: u64) {
         // R1: costs measured directly add their measured length.
-        self.delay += duration;
+        self.charge(duration);
     }
 
     // ----- regions (R2, R7) ------------------------------------------------
@@ -429,24 +462,50 @@ impl<const K: usize, const D: usize> Location<K, D> {
     /// Enters region `region` (called from call site `site`) at measured time `t`.
     #[inline]
     pub fn on_enter(&mut self, region: u32, site: u32, t: u64) -> Result<(), KernelError> {
-        self.enter(region, site, FrameKind::Region, t)
+        self.enter(region, site, FrameKind::Region, t, self.calibration.enter)
+    }
+
+    /// [`Location::on_enter`] charging `cost` instead of the calibrated
+    /// `enter` cost: for backends with several enter paths calibrated one
+    /// by one (a C call, a compiler hook; R1).
+    #[inline]
+    pub fn on_enter_costing(
+        &mut self,
+        region: u32,
+        site: u32,
+        t: u64,
+        cost: Cost,
+    ) -> Result<(), KernelError> {
+        self.enter(region, site, FrameKind::Region, t, cost)
     }
 
     /// Enters loop `id` at measured time `t` (R12: one record per loop).
     pub fn on_loop_enter(&mut self, id: u32, site: u32, t: u64) -> Result<(), KernelError> {
-        self.enter(id, site, FrameKind::Loop, t)
+        self.enter(id, site, FrameKind::Loop, t, self.calibration.enter)
     }
 
     /// Exits region `region` at measured time `t`; returns its times (R2),
     /// or `None` when the frame was beyond the stack's capacity.
     #[inline]
     pub fn on_exit(&mut self, region: u32, t: u64) -> Result<Option<Exited>, KernelError> {
-        self.exit(region, FrameKind::Region, t)
+        self.exit(region, FrameKind::Region, t, self.calibration.exit)
+    }
+
+    /// [`Location::on_exit`] charging `cost` instead of the calibrated
+    /// `exit` cost (R1).
+    #[inline]
+    pub fn on_exit_costing(
+        &mut self,
+        region: u32,
+        t: u64,
+        cost: Cost,
+    ) -> Result<Option<Exited>, KernelError> {
+        self.exit(region, FrameKind::Region, t, cost)
     }
 
     /// Exits loop `id` at measured time `t`.
     pub fn on_loop_exit(&mut self, id: u32, t: u64) -> Result<Option<Exited>, KernelError> {
-        self.exit(id, FrameKind::Loop, t)
+        self.exit(id, FrameKind::Loop, t, self.calibration.exit)
     }
 
     fn enter(
@@ -455,9 +514,9 @@ impl<const K: usize, const D: usize> Location<K, D> {
         site: u32,
         kind: FrameKind,
         t: u64,
+        cost: Cost,
     ) -> Result<(), KernelError> {
         self.check_time(t)?;
-        let cost = self.calibration.enter;
         // R1: the part of the enter before its clock read is the parent's.
         let now = self.advance(t, cost.outside());
         if self.lost_open > 0 || self.stack.is_full() {
@@ -507,7 +566,7 @@ impl<const K: usize, const D: usize> Location<K, D> {
             }
         }
         // R1: the part after the clock read is inside the region (R2).
-        self.delay += cost.inside;
+        self.charge(cost.inside);
         Ok(())
     }
 
@@ -517,14 +576,14 @@ impl<const K: usize, const D: usize> Location<K, D> {
         region: u32,
         kind: FrameKind,
         t: u64,
+        cost: Cost,
     ) -> Result<Option<Exited>, KernelError> {
         self.check_time(t)?;
         if self.lost_open > 0 {
             // R12: a frame that did not fit; its exit only charges its cost.
-            let cost = self.calibration.exit;
             self.advance(t, cost.inside);
             self.lost_open -= 1;
-            self.delay += cost.outside();
+            self.charge(cost.outside());
             return Ok(None);
         }
         let f = match self.stack.last() {
@@ -537,7 +596,6 @@ impl<const K: usize, const D: usize> Location<K, D> {
             }
             Some(&f) => f,
         };
-        let cost = self.calibration.exit;
         // R1: the part of the exit before its clock read is inside the region.
         let now = self.advance(t, cost.inside);
         self.stack.truncate(self.stack.len() - 1);
@@ -565,7 +623,7 @@ impl<const K: usize, const D: usize> Location<K, D> {
             }
         }
         // R1: the rest of the exit is the parent's.
-        self.delay += cost.outside();
+        self.charge(cost.outside());
         Ok(Some(Exited {
             region: f.region,
             site: f.site,
@@ -755,10 +813,18 @@ impl<const K: usize, const D: usize> Location<K, D> {
     /// that `approximated + delay` is the measured departure while
     /// `approximated` stays the release's approximated time.
     pub fn on_release(&mut self, t: u64) -> Result<Piggyback<K>, KernelError> {
+        self.on_release_costing(t, self.calibration.send)
+    }
+
+    /// [`Location::on_release`] charging `cost` instead of the calibrated
+    /// `send` cost: for backends whose release actions (unlock, enqueue,
+    /// notify, spawn) are calibrated one by one (R1).
+    #[inline]
+    pub fn on_release_costing(&mut self, t: u64, cost: u64) -> Result<Piggyback<K>, KernelError> {
         self.check_time(t)?;
         let now = self.advance(t, 0);
         // R1: packing the piggyback is an instrumentation action.
-        self.delay += self.calibration.send;
+        self.charge(cost);
         Ok(self.record(now, self.clock))
     }
 
@@ -773,13 +839,26 @@ impl<const K: usize, const D: usize> Location<K, D> {
         end: u64,
         deps: &[Dependency<'_, K>],
     ) -> Result<Merged, KernelError> {
+        self.on_merge_costing(begin, end, deps, self.calibration.merge)
+    }
+
+    /// [`Location::on_merge`] charging `cost` instead of the calibrated
+    /// `merge` cost: for backends whose merge actions (acquire, barrier
+    /// exit, dequeue, join) are calibrated one by one (R1).
+    pub fn on_merge_costing(
+        &mut self,
+        begin: u64,
+        end: u64,
+        deps: &[Dependency<'_, K>],
+        cost: u64,
+    ) -> Result<Merged, KernelError> {
         self.check_time(begin)?;
         if end < begin {
             return Err(KernelError::EndBeforeBegin { begin, end });
         }
         let at_begin = self.advance(begin, 0);
         let approx = merge::approximate(self.form, begin, end, self.delay, deps);
-        Ok(self.complete(begin, end, at_begin, &approx, deps))
+        Ok(self.complete(begin, end, at_begin, &approx, deps, cost))
     }
 
     /// The start of a location created by another — a spawned thread: its
@@ -787,6 +866,17 @@ impl<const K: usize, const D: usize> Location<K, D> {
     /// nothing (R8: spawn is a release that the child's start merges). Like
     /// every merge it charges the calibrated `merge` cost (R1).
     pub fn on_start(&mut self, t: u64, parent: &Dependency<'_, K>) -> Result<Merged, KernelError> {
+        self.on_start_costing(t, parent, self.calibration.merge)
+    }
+
+    /// [`Location::on_start`] charging `cost` instead of the calibrated
+    /// `merge` cost (R1).
+    pub fn on_start_costing(
+        &mut self,
+        t: u64,
+        parent: &Dependency<'_, K>,
+        cost: u64,
+    ) -> Result<Merged, KernelError> {
         self.check_time(t)?;
         let at_begin = self.advance(t, 0);
         let deps = core::slice::from_ref(parent);
@@ -796,7 +886,7 @@ impl<const K: usize, const D: usize> Location<K, D> {
         } else {
             merge::approximate(self.form, t, t, self.delay, deps)
         };
-        Ok(self.complete(t, t, at_begin, &approx, deps))
+        Ok(self.complete(t, t, at_begin, &approx, deps, cost))
     }
 
     fn complete(
@@ -806,6 +896,7 @@ impl<const K: usize, const D: usize> Location<K, D> {
         at_begin: i64,
         approx: &merge::Approximation,
         deps: &[Dependency<'_, K>],
+        cost: u64,
     ) -> Merged {
         let approximated_end = approx.end;
         // R5: x' = e - a(e); R4: w' = w + x - x' = a(e) - a(b).
@@ -859,7 +950,7 @@ impl<const K: usize, const D: usize> Location<K, D> {
         self.last_approximated = approximated_end;
         self.last_measured = end;
         // R1: unpacking and merging is an instrumentation action.
-        self.delay += self.calibration.merge;
+        self.charge(cost);
         Merged {
             wait: end - begin,
             compensated_wait: approximated_end - at_begin,
@@ -994,6 +1085,18 @@ impl<const K: usize, const D: usize> Location<K, D> {
         end: u64,
         exchange: &Exchange<K>,
     ) -> Result<Merged, KernelError> {
+        self.on_collective_costing(begin, end, exchange, self.calibration.merge)
+    }
+
+    /// [`Location::on_collective`] charging `cost` instead of the
+    /// calibrated `merge` cost (R1).
+    pub fn on_collective_costing(
+        &mut self,
+        begin: u64,
+        end: u64,
+        exchange: &Exchange<K>,
+        cost: u64,
+    ) -> Result<Merged, KernelError> {
         self.check_time(begin)?;
         if end < begin {
             return Err(KernelError::EndBeforeBegin { begin, end });
@@ -1024,7 +1127,8 @@ impl<const K: usize, const D: usize> Location<K, D> {
         self.delay = (end as i64 - approximated_end).max(0) as u64;
         self.last_approximated = approximated_end;
         self.last_measured = end;
-        self.delay += self.calibration.merge;
+        // R1: combining the exchange is an instrumentation action.
+        self.charge(cost);
         Ok(Merged {
             wait: end - begin,
             compensated_wait: approximated_end - at_begin,

@@ -19,6 +19,7 @@
 
 use heapless::{String, Vec};
 
+use crate::calibration::Calibration;
 use crate::merge::Form;
 use crate::path::Snapshot;
 use crate::stats::{CommKey, CommRecord, LoopRecord, Profile, RegionKey, RegionRecord};
@@ -38,6 +39,12 @@ pub const LOCATION_NAME_LEN: usize = 32;
 /// Longest backend or tool name, in bytes.
 pub const BACKEND_LEN: usize = 16;
 
+/// Longest clock or action name, in bytes.
+pub const ACTION_LEN: usize = 32;
+
+/// Most calibrated actions a header lists.
+pub const MAX_ACTIONS: usize = 64;
+
 /// Why a report value could not be built or was not accepted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ReportError {
@@ -45,6 +52,8 @@ pub enum ReportError {
     NameTooLong,
     /// More selected regions than the report has room for (`K`).
     TooManySelected,
+    /// More calibrated actions than [`MAX_ACTIONS`].
+    TooManyActions,
     /// The header names another tool than [`TOOL`].
     ForeignTool,
     /// The header has a format version this code does not read.
@@ -57,6 +66,9 @@ impl core::fmt::Display for ReportError {
             ReportError::NameTooLong => f.write_str("name longer than its fixed capacity"),
             ReportError::TooManySelected => {
                 f.write_str("more selected regions than the report holds")
+            }
+            ReportError::TooManyActions => {
+                write!(f, "more than {MAX_ACTIONS} calibrated actions")
             }
             ReportError::ForeignTool => f.write_str("report was not written by heisen"),
             ReportError::UnsupportedVersion(v) => {
@@ -123,6 +135,33 @@ pub struct RunHeader<const K: usize> {
     /// The selected regions, in share index order: entry `k` is the region
     /// whose share is `inclusive[k]`, `exclusive[k]`, `net[k]` (R7).
     pub selected: Vec<RegionName, K>,
+    /// The clock every time in the file was read from (`tsc`,
+    /// `clock_monotonic`, `simulated`); absent in files of older writers.
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub clock: Option<String<ACTION_LEN>>,
+    /// The calibrated costs the kernel charged (R1); absent where the
+    /// writer did not calibrate.
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub calibration: Option<Calibration>,
+    /// Every calibrated instrumentation action of the backend by name
+    /// (R1: `enter`, `exit`, `mutex_acquire`, …), with the part inside the
+    /// region or after the clock read.
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub actions: Vec<ActionCost, MAX_ACTIONS>,
+}
+
+/// The calibrated cost of one named instrumentation action (R1).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct ActionCost {
+    /// The action, e.g. `enter`, `mutex_acquire`.
+    pub action: String<ACTION_LEN>,
+    /// Its whole cost, ns.
+    pub whole: u64,
+    /// The part of `whole` after the action's clock read (for an exit:
+    /// before it), ns: inside the region's own interval, or after the
+    /// merge's end.
+    pub inside: u64,
 }
 
 impl<const K: usize> RunHeader<K> {
@@ -135,7 +174,29 @@ impl<const K: usize> RunHeader<K> {
             backend: bounded(backend)?,
             form,
             selected: Vec::new(),
+            clock: None,
+            calibration: None,
+            actions: Vec::new(),
         })
+    }
+
+    /// Names the clock the times were read from.
+    pub fn set_clock(&mut self, clock: &str) -> Result<(), ReportError> {
+        self.clock = Some(bounded(clock)?);
+        Ok(())
+    }
+
+    /// Appends a calibrated action; fails when a name is too long or
+    /// [`MAX_ACTIONS`] are listed already.
+    pub fn add_action(&mut self, action: &str, whole: u64, inside: u64) -> Result<(), ReportError> {
+        let cost = ActionCost {
+            action: bounded(action)?,
+            whole,
+            inside,
+        };
+        self.actions
+            .push(cost)
+            .map_err(|_| ReportError::TooManyActions)
     }
 
     /// Appends the next selected region (share index `selected.len()`).
@@ -337,12 +398,20 @@ pub struct LocationValues<'a, const K: usize> {
     pub name: Option<&'a str>,
     /// Merge form used at this location.
     pub form: Form,
+    /// Measured time the location began (same clock as `measured_end`).
+    pub start: u64,
+    /// Approximated time the location began: `start` minus the delay it
+    /// inherited (a spawned thread starts with its creator's), R8.
+    pub approximated_start: i64,
     /// Measured end time `t`.
     pub measured_end: u64,
     /// Approximated end time `a = t - x`.
     pub approximated_end: i64,
     /// Final delay `x`.
     pub delay: u64,
+    /// The location's own instrumentation cost (R1), the sum local-only
+    /// compensation subtracts.
+    pub overhead: u64,
     /// Critical-path values, `None` if never collected (R9).
     pub critical_path: Option<CriticalPath<K>>,
     /// Region-stack frames dropped because the stack was full.
@@ -364,12 +433,29 @@ pub struct LocationReport<const K: usize, const R: usize, const C: usize, const 
     pub name: Option<String<LOCATION_NAME_LEN>>,
     /// Merge form used at this location (R4 delay-only or R5 timestamped).
     pub form: Form,
+    /// Measured time the location began, same clock as `measured_end`;
+    /// `measured_end - start` is its measured elapsed time. Files of older
+    /// writers lack it: read as 0.
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub start: u64,
+    /// Approximated time the location began, `start` minus the delay it
+    /// started with (a spawned thread inherits its creator's, R8);
+    /// `approximated_end - approximated_start` is its compensated elapsed
+    /// time. Read as 0 from files of older writers.
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub approximated_start: i64,
     /// Measured end time `t`.
     pub measured_end: u64,
     /// Approximated end time `a = t - x` (R4, R5); `measured_end - delay`.
     pub approximated_end: i64,
     /// Final delay `x >= 0`.
     pub delay: u64,
+    /// The location's own instrumentation cost, the sum of every
+    /// calibrated action charged here (R1) whatever merges later did to
+    /// the delay: what local-only compensation subtracts (seed 000
+    /// Table 1). Read as 0 from files of older writers.
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub overhead: u64,
     /// Critical-path values (R7), `None` when never collected (R9).
     pub critical_path: Option<CriticalPath<K>>,
     /// Region records (R12).
@@ -385,6 +471,24 @@ pub struct LocationReport<const K: usize, const R: usize, const C: usize, const 
 }
 
 impl<const K: usize, const R: usize, const C: usize, const L: usize> LocationReport<K, R, C, L> {
+    /// Measured elapsed time, `measured_end - start`.
+    pub fn measured_elapsed(&self) -> u64 {
+        self.measured_end.saturating_sub(self.start)
+    }
+
+    /// Compensated elapsed time, `approximated_end - approximated_start`
+    /// (R2). Negative only if over-compensated.
+    pub fn compensated_elapsed(&self) -> i64 {
+        self.approximated_end - self.approximated_start
+    }
+
+    /// Local-only estimate of the elapsed time: measured minus the
+    /// location's own overhead, as a profiler that compensates only
+    /// locally would report it (seed 000 Table 1, "local").
+    pub fn local_only_elapsed(&self) -> i64 {
+        self.measured_elapsed() as i64 - self.overhead as i64
+    }
+
     /// The report of one location from its statistics tables and final
     /// values. Fails only when the name is too long.
     pub fn from_profile(
@@ -427,9 +531,12 @@ impl<const K: usize, const R: usize, const C: usize, const L: usize> LocationRep
             location: values.location,
             name,
             form: values.form,
+            start: values.start,
+            approximated_start: values.approximated_start,
             measured_end: values.measured_end,
             approximated_end: values.approximated_end,
             delay: values.delay,
+            overhead: values.overhead,
             critical_path: values.critical_path,
             regions,
             comms,

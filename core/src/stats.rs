@@ -193,9 +193,29 @@ impl Overflow {
 #[derive(Clone, Debug)]
 pub struct Profile<const R: usize, const C: usize, const L: usize> {
     regions: FnvIndexMap<RegionKey, RegionRecord, R>,
+    /// Where recently exited keys sit in `regions` (index + 1, 0: none),
+    /// by a hash of the key: an exit of a hot region skips the table's
+    /// hashing and probing. Records are never removed, so an index stays
+    /// valid; a hint is checked against the key before it is used.
+    hints: [u16; HINTS],
     comms: FnvIndexMap<CommKey, CommRecord, C>,
     loops: FnvIndexMap<u32, LoopRecord, L>,
     overflow: Overflow,
+}
+
+/// Hints kept by [`Profile`] for hot region records.
+const HINTS: usize = 16;
+
+/// The hint slot of a region key.
+#[inline]
+fn hint_of(key: &RegionKey) -> usize {
+    (key.region ^ key.site.rotate_left(7)) as usize % HINTS
+}
+
+/// A hint for record index `i` (0 when it does not fit the hint's width).
+#[inline]
+fn hint_index(i: usize) -> u16 {
+    u16::try_from(i + 1).unwrap_or(0)
 }
 
 impl<const R: usize, const C: usize, const L: usize> Profile<R, C, L> {
@@ -204,6 +224,7 @@ impl<const R: usize, const C: usize, const L: usize> Profile<R, C, L> {
     pub const fn new() -> Self {
         Profile {
             regions: FnvIndexMap::new(),
+            hints: [0; HINTS],
             comms: FnvIndexMap::new(),
             loops: FnvIndexMap::new(),
             overflow: Overflow {
@@ -230,13 +251,28 @@ impl<const R: usize, const C: usize, const L: usize> Profile<R, C, L> {
                     region: e.region,
                     site: e.site,
                 };
-                match self.regions.get_mut(&key) {
-                    Some(record) => record.add(e),
+                let hint = hint_of(&key);
+                if let Some(i) = usize::from(self.hints[hint]).checked_sub(1)
+                    && let Some((k, record)) = self.regions.get_index_mut(i)
+                    && *k == key
+                {
+                    record.add(e);
+                    return;
+                }
+                match self.regions.get_index_of(&key) {
+                    Some(i) => {
+                        self.hints[hint] = hint_index(i);
+                        if let Some((_, record)) = self.regions.get_index_mut(i) {
+                            record.add(e);
+                        }
+                    }
                     None => {
                         let mut record = RegionRecord::ZERO;
                         record.add(e);
                         if self.regions.insert(key, record).is_err() {
                             self.overflow.regions = self.overflow.regions.saturating_add(1); // R12: overflow counted
+                        } else {
+                            self.hints[hint] = hint_index(self.regions.len() - 1);
                         }
                     }
                 }
@@ -338,6 +374,31 @@ mod tests {
             measured_exclusive: exclusive,
             inclusive: inclusive as i64,
             exclusive: exclusive as i64,
+        }
+    }
+
+    #[test]
+    fn keys_sharing_a_hint_slot_keep_their_own_records() {
+        // Regions 0, 16, 32, … share hint slot 0 at site 0: exits that
+        // alternate among them must each land in their own record.
+        let mut p = Profile::<64, 2, 2>::new();
+        for round in 0..10u64 {
+            for k in 0..5u32 {
+                p.record_exit(&region_exit(
+                    k * HINTS as u32,
+                    0,
+                    10 + u64::from(k),
+                    1 + round,
+                ));
+            }
+        }
+        let records: heapless::Vec<(RegionKey, RegionRecord), 8> =
+            p.regions().map(|(k, r)| (k, *r)).collect();
+        assert_eq!(records.len(), 5);
+        for (i, (key, r)) in records.iter().enumerate() {
+            assert_eq!(key.region, i as u32 * HINTS as u32);
+            assert_eq!(r.count, 10);
+            assert_eq!(r.measured_inclusive, 10 * (10 + i as u64));
         }
     }
 

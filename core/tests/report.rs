@@ -50,9 +50,12 @@ fn values(name: Option<&str>) -> LocationValues<'_, 2> {
         location: 3,
         name,
         form: Form::Timestamped,
+        start: 1_000,
+        approximated_start: 900,
         measured_end: 10_000,
         approximated_end: 9_250,
         delay: 750,
+        overhead: 600,
         critical_path: Some(CriticalPath::new(
             9_000,
             120,
@@ -184,6 +187,34 @@ fn header_selects_up_to_k_regions_and_checks() {
     );
 }
 
+#[test]
+fn elapsed_times_follow_from_start_end_and_delay() {
+    let r = report();
+    assert_eq!(r.measured_elapsed(), 10_000 - 1_000);
+    assert_eq!(r.compensated_elapsed(), 9_250 - 900);
+    assert_eq!(r.local_only_elapsed(), 9_000 - 600);
+}
+
+#[test]
+fn header_lists_clock_and_calibrated_actions() {
+    let mut h = RunHeader::<1>::new("shmem", Form::Timestamped).expect("fixture");
+    assert_eq!(h.set_clock("tsc"), Ok(()));
+    assert_eq!(h.add_action("enter", 18, 6), Ok(()));
+    assert_eq!(h.actions[0].action.as_str(), "enter");
+    assert_eq!((h.actions[0].whole, h.actions[0].inside), (18, 6));
+    assert_eq!(
+        h.add_action(&"x".repeat(ACTION_LEN + 1), 1, 0),
+        Err(ReportError::NameTooLong)
+    );
+    for i in 1..MAX_ACTIONS {
+        assert_eq!(h.add_action("a", i as u64, 0), Ok(()));
+    }
+    assert_eq!(
+        h.add_action("one too many", 1, 0),
+        Err(ReportError::TooManyActions)
+    );
+}
+
 // --- JSON (serde) -----------------------------------------------------
 
 #[cfg(feature = "serde")]
@@ -271,6 +302,36 @@ mod json {
                 locations: locations.to_vec()
             }
         );
+    }
+
+    #[test]
+    fn header_with_clock_and_calibration_round_trips() {
+        let mut header = RunHeader::<2>::new("shmem", Form::Timestamped).expect("fixture");
+        header.set_clock("tsc").expect("fixture");
+        header.calibration = Some(heisen_core::Calibration {
+            send: 30,
+            merge: 40,
+            ..heisen_core::Calibration::ZERO
+        });
+        header.add_action("mutex_acquire", 40, 25).expect("fixture");
+        let json = to_json(&header);
+        let back: RunHeader<2> = serde_json::from_str(&json).expect("parse");
+        assert_eq!(back, header);
+    }
+
+    #[test]
+    fn files_of_older_writers_read_with_defaults() {
+        // Written before `start`, `clock`, `calibration` and `actions` existed.
+        let header =
+            r#"{"version":1,"tool":"heisen","backend":"sim","form":"timestamped","selected":[]}"#;
+        let h: RunHeader<2> = serde_json::from_str(header).expect("parse");
+        assert_eq!((h.clock, h.calibration, h.actions.len()), (None, None, 0));
+        let json = to_json(&report())
+            .replacen(r#""start":1000,"approximated_start":900,"#, "", 1)
+            .replacen(r#""overhead":600,"#, "", 1);
+        let r: Report = serde_json::from_str(&json).expect("parse");
+        assert_eq!((r.start, r.approximated_start, r.overhead), (0, 0, 0));
+        assert_eq!(r.measured_elapsed(), 10_000);
     }
 
     #[test]
