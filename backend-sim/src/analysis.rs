@@ -3,32 +3,8 @@
 //! CPU times and zeroing for every region), the what-if re-simulation with a
 //! region's work removed, and the critical-path profile (seed 003 Fig. 7-9)
 //! computed both online (the measured run's kernels, R7, R10) and offline.
-//!
-//! # The activity graph
-//!
-//! Nodes are the kernel's events at one location, in the order the engine
-//! called the kernel: region enters and exits, releases (a send, an unlock,
-//! an enqueue, a spawn, a thread's end, and the entry record of an n-to-n
-//! collective or a posted receive, R3), and merges. Local arcs weigh the
-//! time between consecutive events outside merges: waiting never adds
-//! (R7). Dependency arcs run from a release to the merge that consumed it
-//! and weigh its transfer time `l_j` in the timestamped form (R5: measured
-//! `arrival - t_j` when the merge began before the release, 001 case m.1,
-//! otherwise the network's model clipped to `[copy, arrival - t_j]`, case
-//! m.2), attributed to the pseudo-region `(transfer)`. An n-to-n collective
-//! has an arc from every entry to every exit weighing the synchronisation
-//! time `e - max_j b_j` (R6, 001 eq. 13), as `Location::on_collective`
-//! does. Releases are named by id, not by time: two releases of one
-//! location at the same instant can carry different paths.
-//!
-//! # CPU time
-//!
-//! A region's CPU time is the time outside merges while it is open
-//! (inclusive) or innermost (exclusive; loops are transparent, R2), summed
-//! over locations: on the truth from measured times, online from the
-//! timestamped kernel's approximated times (`a = t - x` between events,
-//! minus each merge's compensated wait). On the contention-free network it
-//! is the compute time; under LogGOPS it includes the CPU overheads `o`.
+//! The graph's nodes and arcs, and how CPU time is counted, are described
+//! with their records in [`crate::activity`].
 //!
 //! # Zeroing and what-if
 //!
@@ -55,257 +31,13 @@
 
 use core::cmp::Ordering;
 use core::fmt;
-use std::sync::Arc;
+use std::collections::HashMap;
 
 use heisen_core::Snapshot;
-use heisen_core::wildcard::{Match, ReorderDetector};
 
+use crate::activity::{CpuClock, CpuTimes, Edge, LocationActivity, RegionTime, Step};
 use crate::engine::{RunOptions, RunResult, SELECTED, SimError, run};
 use crate::program::{Duration, LocationId, Op, Program};
-
-// ----- what the engine records ------------------------------------------------
-
-/// A dependency arc of the activity graph: from a release to a merge.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Edge {
-    /// The releasing location.
-    pub from: LocationId,
-    /// Id of the [`Step::Release`] the dependency carries.
-    pub release: u64,
-    /// Measured release time `t_j` (the record's `a_j + x_j`, R3).
-    pub released: u64,
-    /// When the dependency was satisfied at the merging location.
-    pub arrival: u64,
-    /// The network's transfer model for it (R5 case m.2).
-    pub model: u64,
-    /// Its copy-cost lower bound (001 eq. 6).
-    pub copy: u64,
-}
-
-impl Edge {
-    /// Transfer time `l_j` into a merge that blocked from `begin` to `end`
-    /// (R5): measured when the merge began before the release (001 m.1),
-    /// else the model clipped to `[copy, arrival - t_j]` (001 m.2, eq. 9-10).
-    pub fn transfer(&self, begin: u64, end: u64) -> i64 {
-        let upper = self.arrival.min(end) as i64 - self.released as i64;
-        if begin <= self.released {
-            return upper;
-        }
-        let lower = (self.copy as i64).min(upper);
-        (self.model as i64).max(lower).min(upper)
-    }
-}
-
-/// One kernel event of a location, in the order the engine called it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Step {
-    /// A region was entered at measured time `at`.
-    Enter {
-        /// Region id.
-        region: u32,
-        /// Clock read.
-        at: u64,
-    },
-    /// A region was left at measured time `at`.
-    Exit {
-        /// Region id.
-        region: u32,
-        /// Clock read.
-        at: u64,
-    },
-    /// A record was taken (a release, or the entry record of an n-to-n
-    /// collective or a posted receive, R3).
-    Release {
-        /// Unique id within the run, referred to by [`Edge::release`].
-        id: u64,
-        /// Clock read.
-        at: u64,
-    },
-    /// A merge blocked from `begin` to `end` on `edges` (R4-R8). A spawned
-    /// location's start is a merge with `begin == end` on its creator.
-    Merge {
-        /// Merge begin.
-        begin: u64,
-        /// Merge end.
-        end: u64,
-        /// Its dependencies (shared by the exits of one collective).
-        edges: Arc<[Edge]>,
-        /// An n-to-n collective or thread barrier (R6): every arc weighs the
-        /// synchronisation time `end - max_j released_j`.
-        collective: bool,
-        /// The timestamped kernel's compensated wait `w'` (R4).
-        compensated_wait: i64,
-        /// The timestamped kernel's approximated end `a(e)` (R5).
-        approximated_end: i64,
-    },
-}
-
-/// The activity of one location: its kernel events between start and end.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct LocationActivity {
-    /// Measured start (0, or a spawned thread's start).
-    pub start: u64,
-    /// Measured end.
-    pub end: u64,
-    /// Kernel events in call order.
-    pub steps: Vec<Step>,
-}
-
-/// Inclusive and exclusive time of one region.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct RegionTime {
-    /// While the region is anywhere on the stack (counted once under recursion).
-    pub inclusive: i64,
-    /// While it is the innermost region (loops are transparent, R2).
-    pub exclusive: i64,
-}
-
-/// One location's CPU time: in total and per region id.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct CpuTimes {
-    /// All time outside merges, in regions or not.
-    pub total: i64,
-    /// Per region id (shorter than the region list when the last regions
-    /// never ran here).
-    pub regions: Vec<RegionTime>,
-}
-
-/// Per-location CPU time per region, accumulated online from the
-/// timestamped kernel's approximated times: the time between kernel
-/// events outside merges (R2 intervals minus compensated waits). Regions
-/// beyond the kernel's selection are covered too.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct CpuClock {
-    open: Vec<u32>,
-    last: i64,
-    times: CpuTimes,
-}
-
-impl CpuClock {
-    /// A clock whose location starts at approximated time `start`.
-    pub fn new(start: i64) -> Self {
-        CpuClock {
-            open: Vec::new(),
-            last: start,
-            times: CpuTimes::default(),
-        }
-    }
-
-    /// Attributes the work from the last event to `until` to the open regions.
-    fn work(&mut self, until: i64) {
-        let dt = until - self.last;
-        self.last = until;
-        self.times.total += dt;
-        if dt == 0 || self.open.is_empty() {
-            return;
-        }
-        if let Some(&top) = self.open.last() {
-            self.slot(top).exclusive += dt;
-        }
-        for i in 0..self.open.len() {
-            let r = self.open[i];
-            // Recursion: a region counts once, at its outermost frame.
-            if !self.open[..i].contains(&r) {
-                self.slot(r).inclusive += dt;
-            }
-        }
-    }
-
-    fn slot(&mut self, region: u32) -> &mut RegionTime {
-        let i = region as usize;
-        let regions = &mut self.times.regions;
-        if regions.len() <= i {
-            regions.resize(i + 1, RegionTime::default());
-        }
-        &mut regions[i]
-    }
-
-    /// Region `region` entered at approximated time `at`.
-    pub fn on_enter(&mut self, region: u32, at: i64) {
-        self.work(at);
-        self.open.push(region);
-    }
-
-    /// Region `region` left at approximated time `at`.
-    pub fn on_exit(&mut self, region: u32, at: i64) {
-        self.work(at);
-        if let Some(i) = self.open.iter().rposition(|&r| r == region) {
-            self.open.remove(i);
-        }
-    }
-
-    /// A merge blocked from approximated `begin` to `end`: waiting is not CPU time.
-    pub fn on_merge(&mut self, begin: i64, end: i64) {
-        self.work(begin);
-        self.last = end;
-    }
-
-    /// The location ends at approximated time `at`.
-    pub fn on_end(&mut self, at: i64) {
-        self.work(at);
-    }
-
-    /// The times so far.
-    pub fn times(&self) -> &CpuTimes {
-        &self.times
-    }
-}
-
-/// Wildcard-receive reorderings of one call site of one location (R11).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct WildcardSite {
-    /// The receiving location.
-    pub location: LocationId,
-    /// Call site (the receive's instruction index in the location's code).
-    pub site: u32,
-    /// Matches observed at the site.
-    pub matches: u64,
-    /// Matches that the approximated arrival times say came out of order.
-    pub reorders: u64,
-}
-
-/// Call sites a location tracks for reorder detection (R12: bounded).
-pub const WILDCARD_SITES: usize = 16;
-
-/// One location's wildcard matches, fed in observed order (R11).
-#[derive(Clone, Debug, Default)]
-pub struct Wildcards {
-    detector: ReorderDetector<WILDCARD_SITES>,
-    matches: Vec<(u32, u64)>,
-}
-
-impl Wildcards {
-    /// Observes a match of the wildcard receive at `site` from `source`
-    /// whose message's approximated arrival is `arrival` (R5 `a_j + l_j`)
-    /// and whose receive ended at approximated `end`; returns whether the
-    /// match is a reordering (R11).
-    pub fn observe(&mut self, site: u32, source: LocationId, arrival: i64, end: i64) -> bool {
-        match self.matches.iter_mut().find(|m| m.0 == site) {
-            Some(m) => m.1 += 1,
-            None => self.matches.push((site, 1)),
-        }
-        // R11, 000 §3.2.2 Fig. 12: would another sender have matched first?
-        self.detector.observe(Match {
-            site,
-            source,
-            arrival,
-            end,
-        })
-    }
-
-    /// Per call site, the matches and reorderings seen at `location`.
-    pub fn sites(&self, location: LocationId) -> Vec<WildcardSite> {
-        self.matches
-            .iter()
-            .map(|&(site, matches)| WildcardSite {
-                location,
-                site,
-                matches,
-                reorders: self.detector.reorders_at(site),
-            })
-            .collect()
-    }
-}
 
 // ----- offline: the longest path of the activity graph ------------------------
 
@@ -366,119 +98,155 @@ fn graph_error(what: String) -> SimError {
     SimError::Program(format!("activity graph: {what}"))
 }
 
+/// One location's walk through its steps: the next step, the time
+/// accounted up to, the open regions, and the longest path so far.
+struct Cursor {
+    location: LocationId,
+    next: usize,
+    last: u64,
+    stack: Vec<u32>,
+    path: PathValue,
+}
+
+impl Cursor {
+    /// R7: non-waiting time up to `until` adds to L, to the share of every
+    /// open region (inclusive) and of the innermost one (exclusive) —
+    /// unless `zeroed` is open: zeroing counts its weights as nothing.
+    fn work(&mut self, until: u64, zeroed: Option<u32>) {
+        let dt = until as i64 - self.last as i64;
+        self.last = until;
+        if zeroed.is_some_and(|z| self.stack.contains(&z)) {
+            return;
+        }
+        self.path.longest += dt;
+        if let Some(e) = self
+            .stack
+            .last()
+            .and_then(|&top| self.path.exclusive.get_mut(top as usize))
+        {
+            *e += dt;
+        }
+        for (i, &r) in self.stack.iter().enumerate() {
+            if self.stack[..i].contains(&r) {
+                continue; // recursion: a region counts once (002 Fig. 11)
+            }
+            if let Some(s) = self.path.inclusive.get_mut(r as usize) {
+                *s += dt;
+            }
+        }
+    }
+
+    /// The step at `self.next`, unless it is a merge on a release not
+    /// walked yet (`false`).
+    fn take(
+        &mut self,
+        step: &Step,
+        releases: &mut HashMap<u64, PathValue>,
+        zeroed: Option<u32>,
+    ) -> bool {
+        match step {
+            Step::Enter { region, at } => {
+                self.work(*at, zeroed);
+                self.stack.push(*region);
+            }
+            Step::Exit { region, at } => {
+                self.work(*at, zeroed);
+                if let Some(k) = self.stack.iter().rposition(|r| r == region) {
+                    self.stack.remove(k);
+                }
+            }
+            Step::Release { id, at } => {
+                self.work(*at, zeroed);
+                releases.insert(*id, self.path.clone());
+            }
+            Step::Merge {
+                begin,
+                end,
+                edges,
+                collective,
+                ..
+            } => {
+                if edges.iter().any(|e| !releases.contains_key(&e.release)) {
+                    return false;
+                }
+                self.work(*begin, zeroed);
+                self.merge(*begin, *end, edges, *collective, releases);
+            }
+        }
+        true
+    }
+
+    /// A merge from `begin` to `end` on `edges`: the path becomes the
+    /// winner among the local one and each release's lengthened by its
+    /// transfer (R7: `L' = max(L, max_j (L_j + l_j))`, ties as the kernel).
+    fn merge(
+        &mut self,
+        begin: u64,
+        end: u64,
+        edges: &[Edge],
+        collective: bool,
+        releases: &HashMap<u64, PathValue>,
+    ) {
+        // R6, 001 eq. 13: the synchronisation after the last entry.
+        let sync = end as i64 - edges.iter().map(|e| e.released).max().unwrap_or(0) as i64;
+        // The winner: None for the local path, else (edge, l_j).
+        let mut winner: Option<(&PathValue, i64)> = None;
+        for e in edges {
+            let Some(from) = releases.get(&e.release) else {
+                continue;
+            };
+            // R7: L_j + l_j, the transfer in the (transfer) pseudo-region.
+            let l = if collective {
+                sync
+            } else {
+                e.transfer(begin, end)
+            };
+            let best = winner.map_or((&self.path, 0), |w| w);
+            if beats_shifted((from, l), best) {
+                winner = Some((from, l));
+            }
+        }
+        if let Some((from, l)) = winner {
+            self.path = from.clone();
+            self.path.longest += l;
+            self.path.transfer += l;
+        }
+        // Waiting never adds (R7): the location goes on from a(e).
+        self.path.location = self.location;
+        self.last = end;
+    }
+}
+
 /// The longest path to every location's end (R7), with every region's
 /// local weights counted, or with those of `zeroed` (inclusive) set to zero
 /// (critical-path zeroing, 003 §3 Fig. 4). A plain reference: full vectors,
-/// no lazy offsets, each merge compares every candidate.
+/// no lazy offsets, each merge compares every candidate. Locations are
+/// walked in turns, each as far as its merges' releases were walked.
 pub fn longest_paths(
     activity: &[LocationActivity],
     regions: usize,
     zeroed: Option<u32>,
 ) -> Result<Vec<PathValue>, SimError> {
-    struct Cursor {
-        next: usize,
-        last: u64,
-        stack: Vec<u32>,
-        path: PathValue,
-    }
     let mut cursors: Vec<Cursor> = activity
         .iter()
         .enumerate()
         .map(|(i, a)| Cursor {
+            location: i as LocationId,
             next: 0,
             last: a.start,
             stack: Vec::new(),
             path: PathValue::empty(i as LocationId, regions),
         })
         .collect();
-    // R7: non-waiting time adds to L, to the share of every open region
-    // (inclusive) and of the innermost one (exclusive).
-    let work = |c: &mut Cursor, until: u64| {
-        let dt = until as i64 - c.last as i64;
-        c.last = until;
-        if zeroed.is_some_and(|z| c.stack.contains(&z)) {
-            return; // zeroing: the region's weights count as nothing
-        }
-        c.path.longest += dt;
-        if let Some(e) = c
-            .stack
-            .last()
-            .and_then(|&top| c.path.exclusive.get_mut(top as usize))
-        {
-            *e += dt;
-        }
-        for (i, &r) in c.stack.iter().enumerate() {
-            if c.stack[..i].contains(&r) {
-                continue; // recursion: a region counts once (002 Fig. 11)
-            }
-            if let Some(s) = c.path.inclusive.get_mut(r as usize) {
-                *s += dt;
-            }
-        }
-    };
-    let mut releases: std::collections::HashMap<u64, PathValue> = Default::default();
+    let mut releases: HashMap<u64, PathValue> = HashMap::new();
     let total: usize = activity.iter().map(|a| a.steps.len()).sum();
     let mut done = 0;
     while done < total {
         let before = done;
-        for (i, a) in activity.iter().enumerate() {
-            let c = &mut cursors[i];
+        for (c, a) in cursors.iter_mut().zip(activity) {
             while let Some(step) = a.steps.get(c.next) {
-                match step {
-                    Step::Enter { region, at } => {
-                        work(c, *at);
-                        c.stack.push(*region);
-                    }
-                    Step::Exit { region, at } => {
-                        work(c, *at);
-                        if let Some(k) = c.stack.iter().rposition(|r| r == region) {
-                            c.stack.remove(k);
-                        }
-                    }
-                    Step::Release { id, at } => {
-                        work(c, *at);
-                        releases.insert(*id, c.path.clone());
-                    }
-                    Step::Merge {
-                        begin,
-                        end,
-                        edges,
-                        collective,
-                        ..
-                    } => {
-                        if edges.iter().any(|e| !releases.contains_key(&e.release)) {
-                            break; // a release not walked yet
-                        }
-                        work(c, *begin);
-                        // R6, 001 eq. 13: the synchronisation after the last entry.
-                        let sync = *end as i64
-                            - edges.iter().map(|e| e.released).max().unwrap_or(0) as i64;
-                        // The winner: None for the local path, else (edge, l_j).
-                        let mut winner: Option<(&PathValue, i64)> = None;
-                        for e in edges.iter() {
-                            let Some(from) = releases.get(&e.release) else {
-                                continue;
-                            };
-                            // R7: L_j + l_j, the transfer in the (transfer) pseudo-region.
-                            let l = if *collective {
-                                sync
-                            } else {
-                                e.transfer(*begin, *end)
-                            };
-                            let best = winner.map_or((&c.path, 0), |w| w);
-                            if beats_shifted((from, l), best) {
-                                winner = Some((from, l));
-                            }
-                        }
-                        if let Some((from, l)) = winner {
-                            c.path = from.clone();
-                            c.path.longest += l;
-                            c.path.transfer += l;
-                        }
-                        // Waiting never adds (R7): the location goes on from a(e).
-                        c.path.location = i as LocationId;
-                        c.last = *end;
-                    }
+                if !c.take(step, &mut releases, zeroed) {
+                    break; // a release not walked yet
                 }
                 c.next += 1;
                 done += 1;
@@ -495,7 +263,7 @@ pub fn longest_paths(
         .zip(activity)
         .map(|(mut c, a)| {
             let end = a.end.max(c.last);
-            work(&mut c, end);
+            c.work(end, zeroed);
             c.path
         })
         .collect())

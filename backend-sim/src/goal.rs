@@ -59,6 +59,10 @@ pub struct GoalNode {
     pub requires: Vec<usize>,
     /// Operations that must start first (`irequires`).
     pub irequires: Vec<usize>,
+    /// The CPU it runs on (`cpu N`, 0 if absent).
+    pub cpu: u8,
+    /// The NIC a send or receive uses (`nic N`, 0 if absent; a calc has none).
+    pub nic: u8,
     /// Line of the operation in the file.
     pub line: usize,
 }
@@ -406,11 +410,13 @@ fn parse_rank(p: &mut Parser<'_>) -> Result<Vec<GoalNode>, InputError> {
                 return Ok(nodes);
             }
             Token::Word("send" | "recv" | "calc") => {
-                let op = parse_op(p)?;
+                let (op, cpu, nic) = parse_op(p)?;
                 nodes.push(GoalNode {
                     op,
                     requires: Vec::new(),
                     irequires: Vec::new(),
+                    cpu,
+                    nic,
                     line,
                 });
             }
@@ -419,7 +425,7 @@ fn parse_rank(p: &mut Parser<'_>) -> Result<Vec<GoalNode>, InputError> {
                 match p.token {
                     Token::Colon => {
                         p.advance()?;
-                        let op = parse_op(p)?;
+                        let (op, cpu, nic) = parse_op(p)?;
                         if labels.insert(label, nodes.len()).is_some() {
                             return Err(InputError::new(
                                 p.file(),
@@ -431,6 +437,8 @@ fn parse_rank(p: &mut Parser<'_>) -> Result<Vec<GoalNode>, InputError> {
                             op,
                             requires: Vec::new(),
                             irequires: Vec::new(),
+                            cpu,
+                            nic,
                             line,
                         });
                     }
@@ -471,7 +479,8 @@ fn parse_rank(p: &mut Parser<'_>) -> Result<Vec<GoalNode>, InputError> {
     }
 }
 
-fn parse_op(p: &mut Parser<'_>) -> Result<GoalOp, InputError> {
+/// An operation, its CPU and its NIC.
+fn parse_op(p: &mut Parser<'_>) -> Result<(GoalOp, u8, u8), InputError> {
     let line = p.line;
     let kind = match p.token {
         Token::Word(k @ ("calc" | "send" | "recv")) => k,
@@ -488,8 +497,8 @@ fn parse_op(p: &mut Parser<'_>) -> Result<GoalOp, InputError> {
                 format!("calc {n} is longer than the largest allowed, {MAX_TIME} ns"),
             ));
         }
-        options(p, false)?;
-        GoalOp::Calc(n)
+        let o = options(p, false)?;
+        (GoalOp::Calc(n), o.cpu, o.nic)
     } else {
         let bytes = p.number("an integer (message size)")?;
         if bytes > MAX_BYTES {
@@ -503,8 +512,9 @@ fn parse_op(p: &mut Parser<'_>) -> Result<GoalOp, InputError> {
         let send = kind == "send";
         p.word(if send { "to" } else { "from" })?;
         let peer = p.number_or_any("an integer (peer rank)")?;
-        let tag = options(p, true)?;
-        if send {
+        let o = options(p, true)?;
+        let tag = o.tag;
+        let op = if send {
             let Some(to) = peer else {
                 return Err(InputError::new(
                     file,
@@ -524,19 +534,27 @@ fn parse_op(p: &mut Parser<'_>) -> Result<GoalOp, InputError> {
                 from,
                 tag: tag.unwrap_or(Some(0)),
             }
-        }
+        };
+        (op, o.cpu, o.nic)
     };
     Ok(op)
 }
 
+/// What follows an operation: its tag (`None` if absent, `Some(None)`
+/// for `-1`), CPU and NIC.
+struct Options {
+    tag: Option<Option<u32>>,
+    cpu: u8,
+    nic: u8,
+}
+
 /// Reads `tag T`, `cpu C`, `nic N` (in that order) and the end of the line.
-/// Returns the tag: `None` if absent, `Some(None)` for `-1`.
-#[allow(
-    clippy::option_option,
-    reason = "absent, any and a value are three different things"
-)]
-fn options(p: &mut Parser<'_>, message: bool) -> Result<Option<Option<u32>>, InputError> {
+/// Several CPUs and NICs are read here and refused by
+/// [`Schedule::to_program`], so that the parser takes every schedule
+/// LogGOPSim takes.
+fn options(p: &mut Parser<'_>, message: bool) -> Result<Options, InputError> {
     let mut tag = None;
+    let mut units = [0u8; 2];
     let line = p.line;
     let file = p.file();
     if message && p.token == Token::Word("tag") {
@@ -550,22 +568,16 @@ fn options(p: &mut Parser<'_>, message: bool) -> Result<Option<Option<u32>>, Inp
             .transpose()?;
         tag = Some(t);
     }
-    for what in ["cpu", "nic"] {
+    for (what, unit) in ["cpu", "nic"].into_iter().zip(&mut units) {
         if !message && what == "nic" {
             break;
         }
         if p.token == Token::Word(what) {
             p.advance()?;
             let n = p.number(&format!("an integer ({what})"))?;
-            if n != 0 {
-                return Err(InputError::new(
-                    file,
-                    line,
-                    format!(
-                        "{what} {n}: heisen simulates one CPU and one NIC per rank (only {what} 0)"
-                    ),
-                ));
-            }
+            // LogGOPSim keeps CPU and NIC numbers in 8 bits.
+            *unit = u8::try_from(n)
+                .map_err(|_| InputError::new(file, line, format!("{what} {n} is above 255")))?;
         }
     }
     let expected = if message {
@@ -574,7 +586,8 @@ fn options(p: &mut Parser<'_>, message: bool) -> Result<Option<Option<u32>>, Inp
         "\"cpu\" or the end of the line"
     };
     p.end_of_line(expected)?;
-    Ok(tag)
+    let [cpu, nic] = units;
+    Ok(Options { tag, cpu, nic })
 }
 
 impl Schedule {
@@ -602,6 +615,19 @@ fn goal_program(name: &str, locations: Vec<LocationSpec>, network: Network) -> P
 
 /// One rank's operations as a location's (see the module doc).
 fn convert(name: &str, r: usize, nodes: &[GoalNode]) -> Result<Vec<Op>, InputError> {
+    for node in nodes {
+        for (what, n) in [("cpu", node.cpu), ("nic", node.nic)] {
+            if n != 0 {
+                return Err(InputError::new(
+                    name,
+                    node.line,
+                    format!(
+                        "{what} {n}: heisen simulates one CPU and one NIC per rank (only {what} 0)"
+                    ),
+                ));
+            }
+        }
+    }
     let order = topological(nodes).ok_or_else(|| {
         InputError::new(
             name,
@@ -1033,8 +1059,16 @@ mod tests {
                 .starts_with("bad.goal:4: calc 99999999999999999 is longer"),
             "{e}"
         );
-        let e = parse("bad.goal", "num_ranks 1\nrank 0 {\nl1: calc 5 cpu 1\n}\n").unwrap_err();
+        // Several CPUs parse (as LogGOPSim reads them) and are refused
+        // when the schedule becomes a program.
+        let text = "num_ranks 1\nrank 0 {\nl1: calc 5 cpu 1\n}\n";
+        assert_eq!(parse("bad.goal", text).unwrap().ranks[0][0].cpu, 1);
+        let e = load("bad.goal", text, Network::default()).unwrap_err();
         assert!(e.to_string().starts_with("bad.goal:3: cpu 1"), "{e}");
+        let e = load_compiled("bad.goal", text, Network::default()).unwrap_err();
+        assert!(e.to_string().starts_with("bad.goal:3: cpu 1"), "{e}");
+        let e = parse("bad.goal", "num_ranks 1\nrank 0 {\nl1: calc 5 cpu 256\n}\n").unwrap_err();
+        assert_eq!(e.to_string(), "bad.goal:3: cpu 256 is above 255");
     }
 
     #[test]

@@ -7,11 +7,13 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
 
+pub mod activity;
 pub mod analysis;
 pub mod builtin;
 pub mod compare;
 pub mod engine;
 pub mod goal;
+pub mod goalgen;
 pub mod input;
 pub mod output;
 pub mod program;

@@ -3,8 +3,11 @@
 //! truth, write the run as a report, a trace or a picture, and render any
 //! report a heisen backend wrote.
 
-use std::io::Write as _;
-use std::path::Path;
+mod mapped;
+
+use core::time::Duration;
+use std::io::{IsTerminal as _, Write as _};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -14,7 +17,7 @@ use heisen_sim::analysis;
 use heisen_sim::builtin::{self, BUILTINS};
 use heisen_sim::compare::{Comparison, compare_with};
 use heisen_sim::engine::{Compiled, RunOptions, RunResult, run_compiled};
-use heisen_sim::output::{json, report, svg, trace};
+use heisen_sim::output::{json, monitor, report, svg, trace};
 use heisen_sim::program::Program;
 use heisen_sim::transfer::{LogGops, Network};
 use heisen_sim::{goal, scenario};
@@ -33,6 +36,10 @@ Examples:
       and one for the approximated timeline) and as an SVG picture of both.
   heisen report is.json
       Render a report file that any heisen backend wrote.
+  heisen report heisen.*.json
+      Render the reports of several processes (an MPI run's ranks) as one.
+  HEISEN_MONITOR=1 ./my_program &  heisen monitor $!
+      Watch the critical path of a running program, refreshed every second.
   heisen simulate random --seed 42      (or: heisen simulate random-42)
       A random deterministic program; timestamped compensation is exact.
   heisen simulate backend-sim/scenarios/master-worker.toml
@@ -98,11 +105,34 @@ enum Command {
     },
     /// List the built-in scenarios, one line each.
     Scenarios,
-    /// Render a report file (JSON) that a heisen backend wrote: locations,
-    /// regions and the critical path.
+    /// Render report files (JSON) that heisen backends wrote.
+    ///
+    /// Shows where the times come from (clock, calibrated costs, the
+    /// runtime's problems), each location's measured, compensated and
+    /// local-only elapsed time and delay, the regions and the critical
+    /// path. Several files (one per process, e.g. an MPI run's ranks) are
+    /// merged into one view when they select the same regions; otherwise
+    /// each is rendered on its own.
     Report {
-        /// The report file.
-        file: String,
+        /// The report files.
+        #[arg(required = true)]
+        files: Vec<String>,
+    },
+    /// Watch the critical path of a program running with HEISEN_MONITOR=1.
+    ///
+    /// Reads the program's live table (docs/monitor.md) without stopping
+    /// it and shows the longest path over the latest sample of every
+    /// thread, with each selected region's share and zeroed length (R10),
+    /// refreshed until the program ends (or Ctrl-C).
+    Monitor {
+        /// The program's pid, or its table `/dev/shm/heisen.<pid>.monitor`.
+        target: String,
+        /// Seconds between readings.
+        #[arg(long, default_value_t = 1.0, value_name = "SECONDS")]
+        interval: f64,
+        /// Print one reading and exit.
+        #[arg(long)]
+        once: bool,
     },
 }
 
@@ -192,11 +222,20 @@ fn execute(command: Command) -> Result<String, String> {
                 })
                 .collect())
         }
-        Command::Report { file } => {
-            let text =
-                std::fs::read_to_string(&file).map_err(|e| format!("{file}: cannot read: {e}"))?;
-            let r = report::parse(&file, &text).map_err(|e| e.to_string())?;
-            Ok(r.render())
+        Command::Monitor {
+            target,
+            interval,
+            once,
+        } => watch(&target, interval, once),
+        Command::Report { files } => {
+            let mut reports = Vec::with_capacity(files.len());
+            for file in files {
+                let text = std::fs::read_to_string(&file)
+                    .map_err(|e| format!("{file}: cannot read: {e}"))?;
+                let r = report::parse(&file, &text).map_err(|e| e.to_string())?;
+                reports.push((file, r));
+            }
+            Ok(report::render_files(&reports))
         }
         Command::Simulate {
             scenario,
@@ -332,4 +371,63 @@ fn load(name: &str, seed: Option<u64>) -> Result<Loaded, String> {
     scenario::parse(name, &text)
         .map(Loaded::Program)
         .map_err(|e| e.to_string())
+}
+
+/// `heisen monitor`: reads the table of `target` (a pid or a path) once,
+/// or every `interval` seconds until the program ends.
+fn watch(target: &str, interval: f64, once: bool) -> Result<String, String> {
+    let pause = Duration::try_from_secs_f64(interval)
+        .ok()
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| format!("--interval {interval}: expected a positive number of seconds"))?;
+    let path = table_path(target)?;
+    let table = mapped::Mapped::open(&path)?;
+    let mut reader = monitor::Monitor::new();
+    let tty = std::io::stdout().is_terminal();
+    loop {
+        let live = match reader.read(table.words()) {
+            Ok(live) => live,
+            // The program is setting its table up: look again shortly.
+            Err(heisen_core::monitor::TableError::NotReady) if !once => {
+                std::thread::sleep(pause);
+                continue;
+            }
+            Err(e) => return Err(format!("{}: {e}", path.display())),
+        };
+        let mut text = monitor::render(&live);
+        let running = Path::new(&format!("/proc/{}", live.pid)).exists();
+        if !running {
+            text += &format!("(pid {} is not running: its last samples)\n", live.pid);
+        }
+        if once || !running {
+            return Ok(text);
+        }
+        let clear = if tty { "\x1b[H\x1b[2J" } else { "\n" };
+        let mut out = std::io::stdout().lock();
+        if out
+            .write_all(format!("{clear}{text}").as_bytes())
+            .and_then(|()| out.flush())
+            .is_err()
+        {
+            return Ok(String::new()); // the reader went away (`| head`)
+        }
+        drop(out);
+        std::thread::sleep(pause);
+    }
+}
+
+/// The table of `target`: a pid's `/dev/shm/heisen.<pid>.monitor`, or a path.
+fn table_path(target: &str) -> Result<PathBuf, String> {
+    if let Ok(pid) = target.parse::<u32>() {
+        use heisen_core::monitor::{DIRECTORY, FILE_PREFIX, FILE_SUFFIX};
+        let path = Path::new(DIRECTORY).join(format!("{FILE_PREFIX}{pid}{FILE_SUFFIX}"));
+        if !path.exists() {
+            return Err(format!(
+                "no monitor table for pid {pid} ({} does not exist): is the program running with HEISEN_MONITOR=1?",
+                path.display()
+            ));
+        }
+        return Ok(path);
+    }
+    Ok(PathBuf::from(target))
 }

@@ -305,3 +305,215 @@ fn report_errors_name_file_line_column_and_expectation() {
     assert!(stderr(&o).contains("no-such-report.json: cannot read"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+// ----- reports of real runs (backend-shmem) -----------------------------------
+
+/// A report the process runtime wrote (`backend-shmem/examples/report_sample.rs`).
+const RANK0: &str = "tests/data/shmem-rank0.json";
+const RANK1: &str = "tests/data/shmem-rank1.json";
+
+fn json(path: &str) -> serde_json::Value {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn us(ns: i64) -> String {
+    format!("{:.3}", ns as f64 / 1000.0)
+}
+
+/// The row `heisen report` prints for location `l` (without the file
+/// column): measured, compensated and local-only elapsed, delay, L.
+fn location_row(l: &serde_json::Value) -> Vec<String> {
+    let n = |k: &str| l[k].as_i64().unwrap();
+    let measured = n("measured_end") - n("start");
+    let mut row = vec![l["location"].to_string()];
+    row.extend(l["name"].as_str().unwrap().split(' ').map(String::from));
+    row.extend([
+        us(measured),
+        us(n("approximated_end") - n("approximated_start")),
+        us(measured - n("overhead")),
+        us(n("delay")),
+        us(l["critical_path"]["longest"].as_i64().unwrap()),
+    ]);
+    row
+}
+
+fn words(line: &str) -> Vec<String> {
+    line.split_whitespace().map(String::from).collect()
+}
+
+#[test]
+fn report_of_a_real_run_shows_elapsed_times_costs_and_the_path() {
+    let o = heisen(&["report", RANK0]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let r = json(RANK0);
+    assert!(out.starts_with("heisen report from backend shmem"), "{out}");
+    assert!(out.contains("clock: tsc\n"), "{out}");
+    let c = &r["header"]["calibration"];
+    let enter = format!("enter {} ({})", c["enter"]["whole"], c["enter"]["inside"]);
+    assert!(out.contains(&enter), "{enter}\n{out}");
+    for a in r["header"]["actions"].as_array().unwrap() {
+        let cost = format!("{} {}", a["action"].as_str().unwrap(), a["whole"]);
+        assert!(out.contains(&cost), "{cost}\n{out}");
+    }
+    assert!(out.contains("runtime: 3 threads measured"), "{out}");
+    assert!(!out.contains("runtime problems"), "{out}");
+    let rows: Vec<Vec<String>> = out.lines().map(words).collect();
+    let locations = r["locations"].as_array().unwrap();
+    for l in locations {
+        let row = location_row(l);
+        assert!(rows.contains(&row), "{row:?}\n{out}");
+    }
+    // R10: the run's path is the longest over locations; each region's
+    // zeroed length the largest net.
+    let (at, best) = locations
+        .iter()
+        .map(|l| (l, l["critical_path"]["longest"].as_i64().unwrap()))
+        .max_by_key(|&(l, longest)| (longest, -l["location"].as_i64().unwrap()))
+        .unwrap();
+    let line = format!(
+        "critical path: {} µs, ending at location {};",
+        us(best),
+        at["location"]
+    );
+    assert!(out.contains(&line), "{line}\n{out}");
+    for (k, s) in r["header"]["selected"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .enumerate()
+    {
+        let share = at["critical_path"]["inclusive"][k].as_i64().unwrap();
+        let zeroed = locations
+            .iter()
+            .map(|l| l["critical_path"]["net"][k].as_i64().unwrap())
+            .max()
+            .unwrap();
+        let row = rows
+            .iter()
+            .find(|w| w.len() == 7 && w[0] == s["name"].as_str().unwrap())
+            .unwrap_or_else(|| panic!("a row for {s}\n{out}"));
+        assert_eq!((&row[1], &row[5]), (&us(share), &us(zeroed)), "{out}");
+    }
+}
+
+#[test]
+fn report_lists_what_the_runtime_dropped() {
+    let dir = scratch("runtime-problems");
+    let mut r = json(RANK0);
+    r["runtime"]["threads_dropped"] = 2.into();
+    r["runtime"]["names_dropped"] = 1.into();
+    r["runtime"]["exit_mismatches"] = 3.into();
+    r["runtime"]["running_at_exit"] = 1.into();
+    r["runtime"]["future_field"] = "ignored".into();
+    let path = dir.join("problems.json");
+    std::fs::write(&path, r.to_string()).unwrap();
+    let o = heisen(&["report", path.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("runtime problems: "))
+        .unwrap_or_else(|| panic!("{out}"));
+    for phrase in [
+        "2 threads beyond the runtime's table ran unmeasured",
+        "1 region names did not fit",
+        "3 region exits did not match",
+        "1 threads were still running at exit",
+    ] {
+        assert!(line.contains(phrase), "{phrase}: {line}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn several_reports_merge_into_one_view_with_regions_matched_by_name() {
+    let o = heisen(&["report", RANK0, RANK1]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.starts_with("heisen report of 2 files merged, backend shmem"),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!("file 1: {RANK0} (3 locations)")),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!("file 2: {RANK1} (3 locations)")),
+        "{out}"
+    );
+    let rows: Vec<Vec<String>> = out.lines().map(words).collect();
+    let mut all = Vec::new();
+    for (file, path) in [(1, RANK0), (2, RANK1)] {
+        for l in json(path)["locations"].as_array().unwrap() {
+            let mut row = location_row(l);
+            row.insert(1, file.to_string());
+            assert!(rows.contains(&row), "{row:?}\n{out}");
+            all.push((file, l.clone()));
+        }
+    }
+    // Each rank's own region keeps its name, though both had id 3; the
+    // shared ones are summed over both files.
+    for name in ["rank0_setup", "rank1_setup"] {
+        assert!(
+            rows.iter()
+                .any(|w| w.len() == 5 && w[0] == name && w[1] == "1"),
+            "{name}\n{out}"
+        );
+    }
+    assert!(
+        rows.iter()
+            .any(|w| w.len() == 5 && w[0] == "solve" && w[1] == "2"),
+        "{out}"
+    );
+    // R10 over both files.
+    let (file, at) = all
+        .iter()
+        .max_by_key(|(_, l)| {
+            (
+                l["critical_path"]["longest"].as_i64().unwrap(),
+                -l["location"].as_i64().unwrap(),
+            )
+        })
+        .unwrap();
+    let line = format!(
+        "critical path: {} µs, ending at location {} (file {file});",
+        us(at["critical_path"]["longest"].as_i64().unwrap()),
+        at["location"]
+    );
+    assert!(out.contains(&line), "{line}\n{out}");
+}
+
+#[test]
+fn reports_that_select_other_regions_are_rendered_one_by_one() {
+    let dir = scratch("mixed-reports");
+    let sim = dir.join("sim.json");
+    let o = heisen(&["simulate", "one-send", "--json", sim.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = heisen(&["report", RANK0, sim.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.starts_with("2 report files, rendered one by one: ")
+            && out.contains("selects regions [work]"),
+        "{out}"
+    );
+    assert!(out.contains(&format!("\n=== {RANK0}\n")), "{out}");
+    assert_eq!(
+        out.matches("heisen report from backend").count(),
+        2,
+        "{out}"
+    );
+    assert_eq!(out.matches("critical path: ").count(), 2, "{out}");
+    // An unreadable file among several is named.
+    let o = heisen(&["report", RANK0, "no-such.json"]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("no-such.json: cannot read"),
+        "{}",
+        stderr(&o)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

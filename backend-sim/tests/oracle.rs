@@ -13,7 +13,8 @@ use std::collections::HashMap;
 
 use common::{Net, cases, program};
 use heisen_core::{Calibration, Cost, TransferModel};
-use heisen_sim::analysis::{LocationActivity, Step, offline, online_path, online_profile, whatif};
+use heisen_sim::activity::{LocationActivity, Step};
+use heisen_sim::analysis::{offline, online_path, online_profile, whatif};
 use heisen_sim::engine::{RunOptions, RunResult, SELECTED, run};
 use heisen_sim::program::{Program, ProgramBuilder, Source};
 use heisen_sim::transfer::Network;

@@ -17,6 +17,11 @@ pub fn report_json(program: &Program, run: &RunResult) -> Result<String, String>
         .ok_or("the run has no kernel reports (it ran without kernels)")?;
     let mut header = RunHeader::<SELECTED>::new("sim", Form::Timestamped)
         .map_err(|e| format!("report header: {e}"))?;
+    header
+        .set_clock("simulated")
+        .map_err(|e| format!("report header: {e}"))?;
+    // The measured run charged the program's calibrated costs (R1).
+    header.calibration = Some(program.calibration);
     let names: Vec<RegionName> = program
         .regions
         .iter()

@@ -1,11 +1,19 @@
-//! Reads a report file that any heisen backend wrote (`docs/report.md`)
-//! and renders it: a per-location table, a per-region table and the
-//! critical path, with errors that name the file, the line and column, and
-//! what was expected.
+//! Reads report files that heisen backends wrote (`docs/report.md`) and
+//! renders them: where the times come from (clock, calibrated costs, the
+//! runtime's problems), a per-location table (measured, compensated and
+//! local-only elapsed times, delay), a per-region table, the communication
+//! records and the run's critical-path profile, with errors that name the
+//! file, the line and column, and what was expected.
+//!
+//! Several files (one per process: an MPI run's ranks, or several runs)
+//! are merged into one view when they select the same regions in the same
+//! order (the shares of their critical paths then mean the same thing):
+//! the locations of all files, regions matched by name, one critical path
+//! over all (R10). Files that select differently are rendered one by one.
 
 use core::fmt::Write as _;
 
-use heisen_core::report::{LocationReport, RegionName, RunHeader};
+use heisen_core::report::{CommEntry, CriticalPath, LocationReport, RegionName, RunHeader};
 use serde::Deserialize;
 
 use crate::input::InputError;
@@ -13,8 +21,9 @@ use crate::input::InputError;
 /// Selected regions a report may carry (readers must be at least as large
 /// as every writer, `docs/report.md` "Capacities").
 pub const READ_SELECTED: usize = 16;
-/// Region records per location a report may carry.
-pub const READ_REGIONS: usize = 256;
+/// Region records per location a report may carry (the process runtime
+/// keeps 512).
+pub const READ_REGIONS: usize = 512;
 /// Communication records per location a report may carry.
 pub const READ_COMMS: usize = 256;
 /// Loop records per location a report may carry.
@@ -35,6 +44,67 @@ pub struct Report {
     pub regions: Vec<RegionName>,
     /// One record per location.
     pub locations: Vec<ReadLocation>,
+    /// What a process runtime adds about itself; absent in other files.
+    #[serde(default)]
+    pub runtime: Option<RuntimeInfo>,
+}
+
+/// The `runtime` object of a report written by heisen's process runtime
+/// (threads, MPI ranks): what it dropped or noticed. The CLI's own copy of
+/// its fields (the CLI does not depend on the runtime); fields it does not
+/// know are ignored, missing ones read as 0.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(default)]
+pub struct RuntimeInfo {
+    /// Threads measured.
+    pub threads: u64,
+    /// Threads still running when the report was written (not reported).
+    pub running_at_exit: u64,
+    /// Threads beyond the runtime's table, run unmeasured (R12).
+    pub threads_dropped: u64,
+    /// Region names refused because the name table was full (R12).
+    pub names_dropped: u64,
+    /// Region exits refused because they did not match the open region.
+    pub exit_mismatches: u64,
+    /// Region exits with no region open.
+    pub exits_without_enter: u64,
+    /// Bytes the runtime's tables took.
+    pub memory_bytes: u64,
+    /// Whether several heisen libraries shared the runtime.
+    pub shared: bool,
+}
+
+impl RuntimeInfo {
+    /// What went wrong, one phrase each; empty when nothing did.
+    pub fn problems(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut say = |n: u64, what: &str| {
+            if n > 0 {
+                out.push(format!("{n} {what}"));
+            }
+        };
+        say(
+            self.threads_dropped,
+            "threads beyond the runtime's table ran unmeasured",
+        );
+        say(
+            self.names_dropped,
+            "region names did not fit the name table (those regions went unmeasured)",
+        );
+        say(
+            self.exit_mismatches,
+            "region exits did not match the innermost open region (ignored)",
+        );
+        say(
+            self.exits_without_enter,
+            "region exits came with no region open (ignored)",
+        );
+        say(
+            self.running_at_exit,
+            "threads were still running at exit (not in the report)",
+        );
+        out
+    }
 }
 
 const EXPECTED: &str = "expected a heisen report, a JSON object {\"header\", \"regions\", \"locations\"} (docs/report.md)";
@@ -73,252 +143,520 @@ fn percent(part: i64, whole: i64) -> String {
     }
 }
 
+fn form_name(form: heisen_core::Form) -> &'static str {
+    match form {
+        heisen_core::Form::Timestamped => "timestamped (R5)",
+        heisen_core::Form::DelayOnly => "delay-only (R4)",
+    }
+}
+
+fn selected_names<const K: usize>(h: &RunHeader<K>) -> Vec<&str> {
+    h.selected.iter().map(|r| r.name.as_str()).collect()
+}
+
 impl Report {
-    fn region_name(&self, id: u32) -> String {
-        self.regions
-            .iter()
-            .find(|r| r.id == id)
-            .map_or_else(|| format!("region {id}"), |r| r.name.to_string())
+    /// The report as text: see [`render_files`].
+    pub fn render(&self) -> String {
+        render_view(&View::single(self))
+    }
+}
+
+/// Renders the reports of `files` (each named as the user named it): one
+/// file as it is; several merged into one view when they select the same
+/// regions in the same order and use one merge form, otherwise each on its
+/// own after a line that says why.
+pub fn render_files(files: &[(String, Report)]) -> String {
+    match files {
+        [] => String::new(),
+        [(_, one)] => one.render(),
+        _ => match merge(files) {
+            Ok(view) => render_view(&view),
+            Err(why) => {
+                let mut out = format!("{} report files, rendered one by one: {why}\n", files.len());
+                for (name, report) in files {
+                    let _ = write!(out, "\n=== {name}\n\n{}", report.render());
+                }
+                out
+            }
+        },
+    }
+}
+
+/// What is rendered: one report, or several merged, with the file of
+/// every location.
+#[derive(Debug)]
+struct View<'a> {
+    /// The files with their own headers and runtime objects.
+    files: Vec<(&'a str, &'a Report)>,
+    /// Header (selection with merged region ids), regions and locations.
+    report: std::borrow::Cow<'a, Report>,
+    /// Index into `files` of every location of `report`.
+    file_of: Vec<usize>,
+}
+
+impl<'a> View<'a> {
+    fn single(report: &'a Report) -> View<'a> {
+        View {
+            files: vec![("", report)],
+            report: std::borrow::Cow::Borrowed(report),
+            file_of: vec![0; report.locations.len()],
+        }
     }
 
-    /// The report as text: locations, regions (summed over locations),
-    /// and the critical path with each selected region's share and
-    /// zeroing (times in µs).
-    pub fn render(&self) -> String {
-        let mut out = String::new();
-        let h = &self.header;
-        let form = match h.form {
-            heisen_core::Form::Timestamped => "timestamped (R5)",
-            heisen_core::Form::DelayOnly => "delay-only (R4)",
-        };
+    fn several(&self) -> bool {
+        self.files.len() > 1
+    }
+
+    /// A location's label in sentences: its id, and its file if several.
+    fn at(&self, index: usize) -> String {
+        let l = &self.report.locations[index];
+        if self.several() {
+            format!("location {} (file {})", l.location, self.file_of[index] + 1)
+        } else {
+            format!("location {}", l.location)
+        }
+    }
+}
+
+/// Merges several reports into one view, or says why they cannot be.
+fn merge(files: &[(String, Report)]) -> Result<View<'_>, String> {
+    let (first_name, first) = &files[0];
+    for (name, r) in &files[1..] {
+        if selected_names(&r.header) != selected_names(&first.header) {
+            return Err(format!(
+                "{name} selects regions [{}], {first_name} [{}]; their critical-path shares cannot be combined",
+                selected_names(&r.header).join(", "),
+                selected_names(&first.header).join(", ")
+            ));
+        }
+        if r.header.form != first.header.form {
+            return Err(format!(
+                "{name} uses the {} form, {first_name} the {}",
+                form_name(r.header.form),
+                form_name(first.header.form)
+            ));
+        }
+    }
+    let mut merged = Report {
+        header: first.header.clone(),
+        regions: Vec::new(),
+        locations: Vec::new(),
+        runtime: None,
+    };
+    if files
+        .iter()
+        .any(|(_, r)| r.header.backend != first.header.backend)
+    {
+        merged.header.backend = heisen_core::report::truncated("mixed");
+    }
+    let mut file_of = Vec::new();
+    for (i, (_, r)) in files.iter().enumerate() {
+        // Region ids are per process: match them by name.
+        let ids: Vec<(u32, u32)> = r
+            .regions
+            .iter()
+            .map(|region| (region.id, merged_id(&mut merged.regions, &region.name)))
+            .collect();
+        let id = |old: u32| ids.iter().find(|(o, _)| *o == old).map(|&(_, n)| n);
+        if i == 0 {
+            for s in &mut merged.header.selected {
+                s.id = id(s.id).unwrap_or(s.id);
+            }
+        }
+        for l in &r.locations {
+            let mut l = l.clone();
+            for e in &mut l.regions {
+                // A record of a region the file does not name keeps a
+                // fresh id of its own ("region N" in the table).
+                e.region = id(e.region).unwrap_or_else(|| {
+                    merged_id(&mut merged.regions, &format!("region {}", e.region))
+                });
+            }
+            merged.locations.push(l);
+            file_of.push(i);
+        }
+    }
+    Ok(View {
+        files: files.iter().map(|(n, r)| (n.as_str(), r)).collect(),
+        report: std::borrow::Cow::Owned(merged),
+        file_of,
+    })
+}
+
+/// The merged id of region `name`, added if new.
+fn merged_id(regions: &mut Vec<RegionName>, name: &str) -> u32 {
+    if let Some(r) = regions.iter().find(|r| r.name.as_str() == name) {
+        return r.id;
+    }
+    let id = regions.len() as u32;
+    regions.push(RegionName {
+        id,
+        name: heisen_core::report::truncated(name),
+    });
+    id
+}
+
+fn render_view(view: &View<'_>) -> String {
+    let mut out = String::new();
+    let r = &*view.report;
+    let h = &r.header;
+    if view.several() {
+        let _ = writeln!(
+            out,
+            "{} report of {} files merged, backend {}, {} form, {} locations (times in µs)",
+            h.tool,
+            view.files.len(),
+            h.backend,
+            form_name(h.form),
+            r.locations.len()
+        );
+    } else {
         let _ = writeln!(
             out,
             "{} report from backend {}, {} form, {} locations (times in µs)",
             h.tool,
             h.backend,
-            form,
-            self.locations.len()
+            form_name(h.form),
+            r.locations.len()
         );
-        let _ = writeln!(out);
-        let width = self
-            .locations
-            .iter()
-            .filter_map(|l| l.name.as_ref().map(|n| n.len()))
-            .max()
-            .unwrap_or(8)
-            .max(8);
-        let _ = writeln!(
-            out,
-            "{:>8}  {:<width$}  {:>14}  {:>16}  {:>12}  {:>14}",
-            "location", "name", "measured end", "approximated end", "delay", "critical path"
-        );
-        for l in &self.locations {
-            let name = l.name.as_ref().map_or("", |n| n.as_str());
-            let path = l
-                .critical_path
-                .as_ref()
-                .map_or_else(|| "-".to_string(), |p| us(p.longest));
+    }
+    render_sources(&mut out, view);
+    let _ = writeln!(out);
+    render_locations(&mut out, view);
+    render_regions(&mut out, r);
+    render_comms(&mut out, view);
+    render_path(&mut out, view);
+    render_notes(&mut out, r);
+    out
+}
+
+/// Where the times come from, per file: the clock, the calibrated costs
+/// the kernel charged (R1) and what the runtime reports about itself.
+fn render_sources(out: &mut String, view: &View<'_>) {
+    for (i, (name, r)) in view.files.iter().enumerate() {
+        let indent = if view.several() {
+            let count = view.file_of.iter().filter(|&&f| f == i).count();
+            let _ = writeln!(out, "file {}: {name} ({count} locations)", i + 1);
+            "  "
+        } else {
+            ""
+        };
+        let h = &r.header;
+        let clock = h.clock.as_ref().map_or("not recorded", |c| c.as_str());
+        let _ = writeln!(out, "{indent}clock: {clock}");
+        let costs = costs(h);
+        if !costs.is_empty() {
             let _ = writeln!(
                 out,
-                "{:>8}  {:<width$}  {:>14}  {:>16}  {:>12}  {:>14}",
-                l.location,
-                name,
-                us(l.measured_end as i64),
-                us(l.approximated_end),
-                us(l.delay as i64),
-                path
+                "{indent}calibrated costs in ns (R1; in parentheses the part inside the region): {}",
+                costs.join(", ")
             );
         }
-
-        // Regions summed over locations and call sites, by region id.
-        let mut regions: Vec<(u32, u64, u64, i64, i64)> = Vec::new();
-        for e in self.locations.iter().flat_map(|l| l.regions.iter()) {
-            match regions.iter_mut().find(|r| r.0 == e.region) {
-                Some(r) => {
-                    r.1 += e.count;
-                    r.2 += e.measured_inclusive;
-                    r.3 += e.inclusive;
-                    r.4 += e.exclusive;
-                }
-                None => regions.push((
-                    e.region,
-                    e.count,
-                    e.measured_inclusive,
-                    e.inclusive,
-                    e.exclusive,
-                )),
-            }
-        }
-        regions.sort_by(|a, b| b.3.cmp(&a.3).then(a.0.cmp(&b.0)));
-        let names: Vec<String> = regions.iter().map(|r| self.region_name(r.0)).collect();
-        let rwidth = names.iter().map(String::len).max().unwrap_or(6).max(6);
-        let _ = writeln!(out);
-        let _ = writeln!(out, "regions, summed over locations:");
-        let _ = writeln!(
-            out,
-            "{:<rwidth$}  {:>10}  {:>14}  {:>14}  {:>14}",
-            "region", "count", "measured incl", "compensated", "compensated"
-        );
-        let _ = writeln!(
-            out,
-            "{:<rwidth$}  {:>10}  {:>14}  {:>14}  {:>14}",
-            "", "", "", "inclusive", "exclusive"
-        );
-        for (r, name) in regions.iter().zip(&names) {
-            let _ = writeln!(
-                out,
-                "{:<rwidth$}  {:>10}  {:>14}  {:>14}  {:>14}",
-                name,
-                r.1,
-                us(r.2 as i64),
-                us(r.3),
-                us(r.4)
-            );
-        }
-        if regions.is_empty() {
-            let _ = writeln!(out, "(no region records)");
-        }
-
-        // R12: communication calls, the ones that waited longest first.
-        let mut comms: Vec<(u32, &heisen_core::report::CommEntry)> = self
-            .locations
-            .iter()
-            .flat_map(|l| l.comms.iter().map(move |c| (l.location, c)))
-            .collect();
-        comms.sort_by(|a, b| {
-            b.1.measured_wait
-                .cmp(&a.1.measured_wait)
-                .then((a.0, a.1.site, a.1.peer).cmp(&(b.0, b.1.site, b.1.peer)))
-        });
-        let _ = writeln!(out);
-        let _ = writeln!(
-            out,
-            "communication, by location, call site and peer (longest waits first):"
-        );
-        let _ = writeln!(
-            out,
-            "{:>8}  {:>6}  {:>6}  {:>8}  {:>12}  {:>12}  {:>12}  {:>12}  {:>8}",
-            "location",
-            "site",
-            "peer",
-            "calls",
-            "bytes",
-            "wait",
-            "compensated",
-            "transfer",
-            "reorders"
-        );
-        for (location, c) in comms.iter().take(COMM_ROWS) {
-            let peer = if c.peer == u32::MAX {
-                "-".to_string()
+        if let Some(info) = &r.runtime {
+            let shared = if info.shared {
+                ", shared by several heisen libraries"
             } else {
-                c.peer.to_string()
+                ""
             };
             let _ = writeln!(
                 out,
-                "{:>8}  {:>6}  {:>6}  {:>8}  {:>12}  {:>12}  {:>12}  {:>12}  {:>8}",
-                location,
-                c.site,
-                peer,
-                c.count,
-                c.bytes,
-                us(c.measured_wait as i64),
-                us(c.compensated_wait),
-                us(c.transfer),
-                c.reorders
+                "{indent}runtime: {} threads measured, tables {} KiB{shared}",
+                info.threads,
+                info.memory_bytes.div_ceil(1024)
             );
+            let problems = info.problems();
+            if !problems.is_empty() {
+                let _ = writeln!(out, "{indent}runtime problems: {}", problems.join("; "));
+            }
         }
-        if comms.len() > COMM_ROWS {
-            let _ = writeln!(out, "({} more records)", comms.len() - COMM_ROWS);
-        }
-        if comms.is_empty() {
-            let _ = writeln!(out, "(no communication records)");
-        }
+    }
+}
 
-        // R10: the run's path is the longest over locations (ties: lower
-        // location); each zeroed length is the maximum net.
-        let _ = writeln!(out);
-        let paths: Vec<(u32, &heisen_core::report::CriticalPath<READ_SELECTED>)> = self
-            .locations
-            .iter()
-            .filter_map(|l| l.critical_path.as_ref().map(|p| (l.location, p)))
-            .collect();
-        let Some(&(at, best)) = paths
-            .iter()
-            .max_by(|a, b| a.1.longest.cmp(&b.1.longest).then(b.0.cmp(&a.0)))
-        else {
-            let _ = writeln!(out, "critical path: not collected (R9)");
-            return out;
+/// The calibrated actions of a header: enter and exit with their inside
+/// parts, then every named action (or the generic release and merge).
+fn costs(h: &RunHeader<READ_SELECTED>) -> Vec<String> {
+    let mut costs = Vec::new();
+    let with_inside = |name: &str, whole: u64, inside: u64| {
+        if inside > 0 {
+            format!("{name} {whole} ({inside})")
+        } else {
+            format!("{name} {whole}")
+        }
+    };
+    if let Some(c) = &h.calibration {
+        costs.push(with_inside("enter", c.enter.whole, c.enter.inside));
+        costs.push(with_inside("exit", c.exit.whole, c.exit.inside));
+        if h.actions.is_empty() {
+            costs.push(format!("release {}", c.send));
+            costs.push(format!("merge {}", c.merge));
+            if c.sample > 0 {
+                costs.push(format!("sample {}", c.sample));
+            }
+        }
+    }
+    for a in &h.actions {
+        if !matches!(a.action.as_str(), "enter" | "exit") || h.calibration.is_none() {
+            costs.push(with_inside(&a.action, a.whole, a.inside));
+        }
+    }
+    costs
+}
+
+/// Per location: measured, compensated (R2) and local-only elapsed time,
+/// the final delay and the critical path ending there.
+fn render_locations(out: &mut String, view: &View<'_>) {
+    let r = &*view.report;
+    let width = r
+        .locations
+        .iter()
+        .filter_map(|l| l.name.as_ref().map(|n| n.len()))
+        .max()
+        .unwrap_or(8)
+        .max(8);
+    let file = |f: &str| {
+        if view.several() {
+            format!("{f:>4}  ")
+        } else {
+            String::new()
+        }
+    };
+    let _ = writeln!(
+        out,
+        "{:>8}  {}{:<width$}  {:>12}  {:>12}  {:>12}  {:>12}  {:>14}",
+        "location",
+        file("file"),
+        "name",
+        "measured",
+        "compensated",
+        "local-only",
+        "delay",
+        "critical path"
+    );
+    for (i, l) in r.locations.iter().enumerate() {
+        let name = l.name.as_ref().map_or("", |n| n.as_str());
+        let path = l
+            .critical_path
+            .as_ref()
+            .map_or_else(|| "-".to_string(), |p| us(p.longest));
+        let _ = writeln!(
+            out,
+            "{:>8}  {}{:<width$}  {:>12}  {:>12}  {:>12}  {:>12}  {:>14}",
+            l.location,
+            file(&(view.file_of[i] + 1).to_string()),
+            name,
+            us(l.measured_elapsed() as i64),
+            us(l.compensated_elapsed()),
+            us(l.local_only_elapsed()),
+            us(l.delay as i64),
+            path
+        );
+    }
+    let _ = writeln!(
+        out,
+        "measured: end - start; compensated: approximated end - approximated start (R2); local-only: measured - the location's own overhead"
+    );
+}
+
+fn region_name(r: &Report, id: u32) -> String {
+    r.regions
+        .iter()
+        .find(|n| n.id == id)
+        .map_or_else(|| format!("region {id}"), |n| n.name.to_string())
+}
+
+/// Regions summed over locations and call sites, by region id.
+fn render_regions(out: &mut String, r: &Report) {
+    let mut regions: Vec<(u32, u64, u64, i64, i64)> = Vec::new();
+    for e in r.locations.iter().flat_map(|l| l.regions.iter()) {
+        match regions.iter_mut().find(|x| x.0 == e.region) {
+            Some(x) => {
+                x.1 += e.count;
+                x.2 += e.measured_inclusive;
+                x.3 += e.inclusive;
+                x.4 += e.exclusive;
+            }
+            None => regions.push((
+                e.region,
+                e.count,
+                e.measured_inclusive,
+                e.inclusive,
+                e.exclusive,
+            )),
+        }
+    }
+    regions.sort_by(|a, b| b.3.cmp(&a.3).then(a.0.cmp(&b.0)));
+    let names: Vec<String> = regions.iter().map(|x| region_name(r, x.0)).collect();
+    let rwidth = names.iter().map(String::len).max().unwrap_or(6).max(6);
+    let _ = writeln!(out);
+    let _ = writeln!(out, "regions, summed over locations:");
+    let _ = writeln!(
+        out,
+        "{:<rwidth$}  {:>10}  {:>14}  {:>14}  {:>14}",
+        "region", "count", "measured incl", "compensated", "compensated"
+    );
+    let _ = writeln!(
+        out,
+        "{:<rwidth$}  {:>10}  {:>14}  {:>14}  {:>14}",
+        "", "", "", "inclusive", "exclusive"
+    );
+    for (x, name) in regions.iter().zip(&names) {
+        let _ = writeln!(
+            out,
+            "{:<rwidth$}  {:>10}  {:>14}  {:>14}  {:>14}",
+            name,
+            x.1,
+            us(x.2 as i64),
+            us(x.3),
+            us(x.4)
+        );
+    }
+    if regions.is_empty() {
+        let _ = writeln!(out, "(no region records)");
+    }
+}
+
+/// R12: communication calls, the ones that waited longest first.
+fn render_comms(out: &mut String, view: &View<'_>) {
+    let r = &*view.report;
+    let mut comms: Vec<(u32, &CommEntry)> = r
+        .locations
+        .iter()
+        .flat_map(|l| l.comms.iter().map(move |c| (l.location, c)))
+        .collect();
+    comms.sort_by(|a, b| {
+        b.1.measured_wait
+            .cmp(&a.1.measured_wait)
+            .then((a.0, a.1.site, a.1.peer).cmp(&(b.0, b.1.site, b.1.peer)))
+    });
+    let _ = writeln!(out);
+    let _ = writeln!(
+        out,
+        "communication, by location, call site and peer (longest waits first):"
+    );
+    let _ = writeln!(
+        out,
+        "{:>8}  {:>6}  {:>6}  {:>8}  {:>12}  {:>12}  {:>12}  {:>12}  {:>8}",
+        "location", "site", "peer", "calls", "bytes", "wait", "compensated", "transfer", "reorders"
+    );
+    for (location, c) in comms.iter().take(COMM_ROWS) {
+        let peer = if c.peer == u32::MAX {
+            "-".to_string()
+        } else {
+            c.peer.to_string()
         };
         let _ = writeln!(
             out,
-            "critical path: {} µs, ending at location {at}; {} µs in transfers",
-            us(best.longest),
-            us(best.transfer)
+            "{:>8}  {:>6}  {:>6}  {:>8}  {:>12}  {:>12}  {:>12}  {:>12}  {:>8}",
+            location,
+            c.site,
+            peer,
+            c.count,
+            c.bytes,
+            us(c.measured_wait as i64),
+            us(c.compensated_wait),
+            us(c.transfer),
+            c.reorders
         );
-        if !h.selected.is_empty() {
-            let swidth = h
-                .selected
-                .iter()
-                .map(|s| s.name.len())
-                .max()
-                .unwrap_or(6)
-                .max(6);
-            let _ = writeln!(
-                out,
-                "{:<swidth$}  {:>12}  {:>7}  {:>12}  {:>7}  {:>12}  {:>7}",
-                "selected", "inclusive", "% CP", "exclusive", "% CP", "zeroed", "gain"
-            );
-            for (k, s) in h.selected.iter().enumerate() {
-                let net = paths
-                    .iter()
-                    .filter_map(|(_, p)| p.net.get(k).copied())
-                    .max()
-                    .unwrap_or(best.longest);
-                let inc = best.inclusive.get(k).copied().unwrap_or(0);
-                let exc = best.exclusive.get(k).copied().unwrap_or(0);
-                let _ = writeln!(
-                    out,
-                    "{:<swidth$}  {:>12}  {:>7}  {:>12}  {:>7}  {:>12}  {:>7}",
-                    s.name.as_str(),
-                    us(inc),
-                    percent(inc, best.longest),
-                    us(exc),
-                    percent(exc, best.longest),
-                    us(net),
-                    percent(best.longest - net, best.longest)
-                );
-            }
-        }
-        let dropped: u64 = self
-            .locations
+    }
+    if comms.len() > COMM_ROWS {
+        let _ = writeln!(out, "({} more records)", comms.len() - COMM_ROWS);
+    }
+    if comms.is_empty() {
+        let _ = writeln!(out, "(no communication records)");
+    }
+}
+
+/// R10: the run's path is the longest over locations (ties: lower
+/// location, then earlier file); each zeroed length is the maximum net.
+fn render_path(out: &mut String, view: &View<'_>) {
+    let r = &*view.report;
+    let h = &r.header;
+    let _ = writeln!(out);
+    let paths: Vec<(usize, &CriticalPath<READ_SELECTED>)> = r
+        .locations
+        .iter()
+        .enumerate()
+        .filter_map(|(i, l)| l.critical_path.as_ref().map(|p| (i, p)))
+        .collect();
+    let key = |&(i, p): &(usize, &CriticalPath<READ_SELECTED>)| {
+        (
+            p.longest,
+            core::cmp::Reverse((r.locations[i].location, view.file_of[i])),
+        )
+    };
+    let Some(&(at, best)) = paths.iter().max_by_key(|x| key(x)) else {
+        let _ = writeln!(out, "critical path: not collected (R9)");
+        return;
+    };
+    let _ = writeln!(
+        out,
+        "critical path: {} µs, ending at {}; {} µs in transfers",
+        us(best.longest),
+        view.at(at),
+        us(best.transfer)
+    );
+    if h.selected.is_empty() {
+        return;
+    }
+    let swidth = h
+        .selected
+        .iter()
+        .map(|s| s.name.len())
+        .max()
+        .unwrap_or(6)
+        .max(6);
+    let _ = writeln!(
+        out,
+        "{:<swidth$}  {:>12}  {:>7}  {:>12}  {:>7}  {:>12}  {:>7}",
+        "selected", "inclusive", "% CP", "exclusive", "% CP", "zeroed", "gain"
+    );
+    for (k, s) in h.selected.iter().enumerate() {
+        let net = paths
             .iter()
-            .map(|l| {
-                l.overflow.regions
-                    + l.overflow.comms
-                    + l.overflow.loops
-                    + l.overflow.frames
-                    + l.overflow.sites
-            })
-            .sum();
-        if dropped > 0 {
-            let _ = writeln!(
-                out,
-                "note: {dropped} records were dropped because a table was full (R12)"
-            );
-        }
-        let over: i64 = self
-            .locations
-            .iter()
-            .map(|l| l.overcompensation.total)
-            .sum();
-        if over < 0 {
-            let _ = writeln!(
-                out,
-                "note: over-compensation of {} µs in total (R2: calibrated overheads too high?)",
-                us(over)
-            );
-        }
-        out
+            .filter_map(|(_, p)| p.net.get(k).copied())
+            .max()
+            .unwrap_or(best.longest);
+        let inc = best.inclusive.get(k).copied().unwrap_or(0);
+        let exc = best.exclusive.get(k).copied().unwrap_or(0);
+        let _ = writeln!(
+            out,
+            "{:<swidth$}  {:>12}  {:>7}  {:>12}  {:>7}  {:>12}  {:>7}",
+            s.name.as_str(),
+            us(inc),
+            percent(inc, best.longest),
+            us(exc),
+            percent(exc, best.longest),
+            us(net),
+            percent(best.longest - net, best.longest)
+        );
+    }
+}
+
+/// Dropped records (R12) and over-compensation (R2), summed.
+fn render_notes(out: &mut String, r: &Report) {
+    let dropped: u64 = r
+        .locations
+        .iter()
+        .map(|l| {
+            l.overflow.regions
+                + l.overflow.comms
+                + l.overflow.loops
+                + l.overflow.frames
+                + l.overflow.sites
+        })
+        .sum();
+    if dropped > 0 {
+        let _ = writeln!(
+            out,
+            "note: {dropped} records were dropped because a table was full (R12)"
+        );
+    }
+    let over: i64 = r.locations.iter().map(|l| l.overcompensation.total).sum();
+    if over < 0 {
+        let _ = writeln!(
+            out,
+            "note: over-compensation of {} µs in total (R2: calibrated overheads too high?)",
+            us(over)
+        );
     }
 }

@@ -1,0 +1,176 @@
+//! The LogGOPS machine of one location, as LogGOPSim runs it (Hoefler,
+//! Schneider, Lumsdaine, HPDC 2010): when its CPU, and its NIC's send and
+//! receive sides, are free again. Plain state with one method per event;
+//! what an event costs comes from [`crate::transfer`] (pure functions of
+//! the message size and the network), and the engine asks a [`Host`]
+//! when an operation may start:
+//!
+//! - a send starts when the CPU and the NIC's send gap are free
+//!   ([`Host::cpu_free`], [`Host::send_free`]); it keeps the CPU for
+//!   `o + (s-1)O` and the NIC for `g + (s-1)G` ([`Host::on_send`]);
+//! - an arrival is handled when the CPU and the NIC's receive gap are
+//!   free ([`Host::receive_free`]): CPU `o + max((s-1)O, (s-1)G)`, NIC
+//!   `g + (s-1)G` ([`Host::on_receive`]);
+//! - a rendezvous send holds the sender until the receiver matches it
+//!   ([`Host::on_rendezvous_match`]);
+//! - compute and instrumentation keep the CPU ([`Host::on_compute`],
+//!   [`Host::on_overhead`]); posting a receive needs no CPU;
+//! - an event that finds the CPU or NIC busy is re-inserted at the time
+//!   they free up, keeping its place among equal times (the event loop).
+//!
+//! One CPU and one NIC per location. A location with several (GOAL's
+//! `cpu N`, `nic N`) would keep one free time per CPU and per NIC and
+//! pass the operation's index to these methods.
+
+use crate::transfer::MessageCost;
+
+/// When one location's CPU and NIC are free (simulated ns).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) struct Host {
+    cpu_free: u64,
+    send_nic_free: u64,
+    recv_nic_free: u64,
+}
+
+impl Host {
+    /// When the CPU is free.
+    #[inline]
+    pub(super) fn cpu_free(&self) -> u64 {
+        self.cpu_free
+    }
+
+    /// When the NIC may start another send (LogGOPS `g + (s-1)G` after
+    /// the previous one).
+    #[inline]
+    pub(super) fn send_free(&self) -> u64 {
+        self.send_nic_free
+    }
+
+    /// When an arrival can be handled: the CPU and the NIC's receive side
+    /// are both free (LogGOPSim's OP_MSG).
+    #[inline]
+    pub(super) fn receive_free(&self) -> u64 {
+        self.cpu_free.max(self.recv_nic_free)
+    }
+
+    /// CPU work of `ns` from `now`, when the CPU is free at `now`.
+    #[inline]
+    pub(super) fn on_compute(&mut self, now: u64, ns: u64) {
+        self.cpu_free = now + ns;
+    }
+
+    /// A send starts at `now` (CPU and NIC free): the CPU is busy for
+    /// `o + (s-1)O`, the NIC's send side for `g + (s-1)G`.
+    #[inline]
+    pub(super) fn on_send(&mut self, now: u64, cost: &MessageCost) {
+        self.cpu_free = now + cost.send_cpu;
+        self.send_nic_free = now + cost.send_gap;
+    }
+
+    /// An arrival is handled at `now` (CPU and receive side free): the CPU
+    /// is busy for `o + max((s-1)O, (s-1)G)`, the NIC for `g + (s-1)G`.
+    #[inline]
+    pub(super) fn on_receive(&mut self, now: u64, cost: &MessageCost) {
+        self.cpu_free = now + cost.recv_cpu;
+        self.recv_nic_free = now + cost.recv_gap;
+    }
+
+    /// A rendezvous send of this location is matched at `now`: LogGOPSim
+    /// holds the sender's CPU and NIC until then.
+    pub(super) fn on_rendezvous_match(&mut self, now: u64) {
+        self.cpu_free = self.cpu_free.max(now);
+        self.send_nic_free = self.send_nic_free.max(now);
+    }
+
+    /// Instrumentation work of `cost` from `from` on, after whatever keeps
+    /// the CPU busy (R1: it takes CPU time like any work); returns when it
+    /// starts.
+    #[inline]
+    pub(super) fn on_overhead(&mut self, from: u64, cost: u64) -> u64 {
+        let start = self.cpu_free.max(from);
+        self.cpu_free = start + cost;
+        start
+    }
+
+    /// A spawned thread starts at `at`: its CPU is free from then on.
+    #[inline]
+    pub(super) fn on_start(&mut self, at: u64) {
+        self.cpu_free = at;
+    }
+
+    /// The location cannot go on before `at`: a merge ended then, a
+    /// collective's data left, a thread was started or ended.
+    #[inline]
+    pub(super) fn on_resume(&mut self, at: u64) {
+        self.cpu_free = self.cpu_free.max(at);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transfer::{LogGops, Network};
+
+    /// LogGOPSim's defaults (L=2500, o=1500, g=1000, G=6, O=0).
+    fn loggops(bytes: u64) -> MessageCost {
+        Network::LogGops(LogGops::default()).message(bytes)
+    }
+
+    mod sender {
+        use super::*;
+
+        #[test]
+        fn second_send_waits_for_the_gap_not_the_cpu() {
+            // 1 byte: CPU o = 1500, NIC g = 1000, so the CPU is the later.
+            let mut h = Host::default();
+            h.on_send(0, &loggops(1));
+            assert_eq!((h.cpu_free(), h.send_free()), (1500, 1000));
+            // 1,001 bytes: NIC g + 1000 G = 7000 outlasts o = 1500.
+            let mut h = Host::default();
+            h.on_send(0, &loggops(1001));
+            assert_eq!((h.cpu_free(), h.send_free()), (1500, 7000));
+            assert_eq!(h.receive_free(), 1500, "the receive side is free");
+        }
+
+        #[test]
+        fn rendezvous_match_holds_cpu_and_nic_until_then() {
+            let mut h = Host::default();
+            h.on_send(0, &loggops(1));
+            h.on_rendezvous_match(9000);
+            assert_eq!((h.cpu_free(), h.send_free()), (9000, 9000));
+            h.on_rendezvous_match(100);
+            assert_eq!(h.cpu_free(), 9000, "an earlier match changes nothing");
+        }
+    }
+
+    mod receiver {
+        use super::*;
+
+        #[test]
+        fn arrival_keeps_cpu_o_plus_the_larger_per_byte_and_nic_g() {
+            // 10 bytes: CPU o + max(9 O, 9 G) = 1554, NIC g + 9 G = 1054.
+            let mut h = Host::default();
+            h.on_receive(4000, &loggops(10));
+            assert_eq!(h.cpu_free(), 5554);
+            assert_eq!(h.receive_free(), 5554);
+            assert_eq!(h.send_free(), 0, "the send side is free");
+        }
+    }
+
+    mod cpu {
+        use super::*;
+
+        #[test]
+        fn overhead_queues_behind_work_and_resume_never_goes_back() {
+            let mut h = Host::default();
+            h.on_compute(100, 400);
+            assert_eq!(h.on_overhead(200, 50), 500, "starts after the compute");
+            assert_eq!(h.cpu_free(), 550);
+            assert_eq!(h.on_overhead(1000, 50), 1000, "starts when asked");
+            h.on_resume(900);
+            assert_eq!(h.cpu_free(), 1050);
+            h.on_resume(2000);
+            assert_eq!(h.cpu_free(), 2000);
+        }
+    }
+}

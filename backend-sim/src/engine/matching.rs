@@ -1,0 +1,283 @@
+//! Point-to-point message matching as LogGOPSim does it, one state
+//! machine per location: a posted-receive queue and an unexpected-message
+//! queue (LogGOPSim's RQ and UQ), both in arrival order. A posted receive
+//! takes the first unexpected message it matches; a handled message takes
+//! the first posted receive it matches; otherwise each waits in its queue
+//! (MPI's non-overtaking rule; wildcards match in observed order, R11).
+//! Also the store of messages between their send and their handling.
+//!
+//! Nothing here knows about time or CPUs: the caller says when a receive
+//! is posted and when a message is handled ([`super::machine`] decides
+//! that), and acts on the pair that matched.
+
+use std::collections::VecDeque;
+
+use crate::program::{LocationId, Source, Tag};
+
+use super::probe::Pbs;
+
+/// A posted receive, waiting for its message.
+#[derive(Clone, Debug)]
+pub(super) struct Posted {
+    /// Its request's id.
+    pub(super) request: u64,
+    pub(super) from: Source,
+    /// `None`: any tag.
+    pub(super) tag: Tag,
+    /// The receiver's record at the post, for a rendezvous send that
+    /// depends on it (R3; kernels only).
+    pub(super) pbs: Option<Pbs>,
+}
+
+/// A message from its send to its match.
+#[derive(Clone, Debug)]
+pub(super) struct Message {
+    pub(super) from: LocationId,
+    pub(super) to: LocationId,
+    pub(super) tag: u32,
+    pub(super) bytes: u64,
+    /// The send completes only when the message is matched.
+    pub(super) rendezvous: bool,
+    /// The sender's request id.
+    pub(super) send_request: u64,
+    /// The sender's records (R3; kernels only).
+    pub(super) pbs: Option<Pbs>,
+    /// When the receiver handled the arrival (set once handled).
+    pub(super) handled: u64,
+}
+
+/// Whether `m` is a message that `p` receives: its source (or any) and
+/// its tag (or any).
+fn matches(p: &Posted, m: &Message) -> bool {
+    let source = match p.from {
+        Source::Any => true,
+        Source::Location(s) => s == m.from,
+    };
+    source && p.tag.is_none_or(|t| t == m.tag)
+}
+
+/// A list in arrival order whose first element lives inline: most
+/// locations have at most one posted receive or unexpected message at a
+/// time, and keeping it in the location spares a heap allocation per
+/// location and a cache miss per arrival. O(1) at the front (a
+/// `SmallVec` there shifted a master's thousand unexpected messages on
+/// every receive). Invariant: `rest` is empty when `head` is `None`.
+#[derive(Debug)]
+struct Small<T> {
+    head: Option<T>,
+    rest: VecDeque<T>,
+}
+
+impl<T> Small<T> {
+    const fn new() -> Self {
+        Small {
+            head: None,
+            rest: VecDeque::new(),
+        }
+    }
+
+    fn push(&mut self, x: T) {
+        if self.head.is_none() {
+            self.head = Some(x);
+        } else {
+            self.rest.push_back(x);
+        }
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &T> {
+        self.head.iter().chain(self.rest.iter())
+    }
+
+    /// Removes and returns the `i`-th element, keeping the order.
+    fn remove(&mut self, i: usize) -> Option<T> {
+        if i == 0 {
+            let head = self.head.take();
+            self.head = self.rest.pop_front();
+            head
+        } else {
+            self.rest.remove(i - 1)
+        }
+    }
+}
+
+/// One location's matching queues.
+#[derive(Debug)]
+pub(super) struct Matching {
+    posted: Small<Posted>,
+    unexpected: Small<Message>,
+}
+
+impl Matching {
+    pub(super) const fn new() -> Self {
+        Matching {
+            posted: Small::new(),
+            unexpected: Small::new(),
+        }
+    }
+
+    /// A receive is posted: it takes the first unexpected message that it
+    /// matches, or waits in the posted queue (`None`).
+    #[inline]
+    pub(super) fn on_post(&mut self, posted: Posted) -> Option<(Posted, Message)> {
+        let found = self.unexpected.iter().position(|m| matches(&posted, m));
+        match found.and_then(|i| self.unexpected.remove(i)) {
+            Some(m) => Some((posted, m)),
+            None => {
+                self.posted.push(posted);
+                None
+            }
+        }
+    }
+
+    /// A message is handled: it takes the first posted receive that
+    /// matches it, or waits in the unexpected queue (`None`).
+    #[inline]
+    pub(super) fn on_arrival(&mut self, m: Message) -> Option<(Posted, Message)> {
+        let found = self.posted.iter().position(|p| matches(p, &m));
+        match found.and_then(|i| self.posted.remove(i)) {
+            Some(p) => Some((p, m)),
+            None => {
+                self.unexpected.push(m);
+                None
+            }
+        }
+    }
+
+    /// The posted receive of request `request`, while it waits.
+    pub(super) fn posted(&self, request: u64) -> Option<&Posted> {
+        self.posted.iter().find(|p| p.request == request)
+    }
+}
+
+/// Messages between their send and their handling at the receiver, in
+/// slots that are reused: memory grows with the messages in flight at
+/// once, not with the messages of the run.
+#[derive(Debug, Default)]
+pub(super) struct InFlight {
+    messages: Vec<Option<Message>>,
+    free: Vec<usize>,
+}
+
+impl InFlight {
+    /// Keeps `m` until it is handled; returns its slot.
+    #[inline]
+    pub(super) fn insert(&mut self, m: Message) -> usize {
+        match self.free.pop() {
+            Some(s) => {
+                self.messages[s] = Some(m);
+                s
+            }
+            None => {
+                self.messages.push(Some(m));
+                self.messages.len() - 1
+            }
+        }
+    }
+
+    /// The receiver of the message in `slot`.
+    #[inline]
+    pub(super) fn receiver(&self, slot: usize) -> Option<LocationId> {
+        self.messages
+            .get(slot)
+            .and_then(Option::as_ref)
+            .map(|m| m.to)
+    }
+
+    /// Takes the message in `slot` out; the slot is free again.
+    #[inline]
+    pub(super) fn take(&mut self, slot: usize) -> Option<Message> {
+        let m = self.messages.get_mut(slot)?.take()?;
+        self.free.push(slot);
+        Some(m)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn message(from: LocationId, tag: u32, send_request: u64) -> Message {
+        Message {
+            from,
+            to: 9,
+            tag,
+            bytes: 8,
+            rendezvous: false,
+            send_request,
+            pbs: None,
+            handled: 0,
+        }
+    }
+
+    fn posted(request: u64, from: Source, tag: Tag) -> Posted {
+        Posted {
+            request,
+            from,
+            tag,
+            pbs: None,
+        }
+    }
+
+    mod receive_posted_first {
+        use super::*;
+
+        #[test]
+        fn arrival_takes_the_first_matching_post() {
+            let mut m = Matching::new();
+            assert!(m.on_post(posted(1, Source::Location(2), Some(5))).is_none());
+            assert!(m.on_post(posted(2, Source::Any, None)).is_none());
+            assert!(m.on_post(posted(3, Source::Any, None)).is_none());
+            // From 3: the first post wants 2, so the wildcard (request 2) takes it.
+            let (p, _) = m.on_arrival(message(3, 5, 10)).expect("matches");
+            assert_eq!(p.request, 2);
+            let (p, _) = m.on_arrival(message(2, 5, 11)).expect("matches");
+            assert_eq!(p.request, 1);
+            assert!(m.posted(3).is_some() && m.posted(1).is_none());
+        }
+
+        #[test]
+        fn other_tag_waits_as_unexpected() {
+            let mut m = Matching::new();
+            assert!(m.on_post(posted(1, Source::Location(2), Some(5))).is_none());
+            assert!(m.on_arrival(message(2, 6, 10)).is_none());
+            let (p, msg) = m
+                .on_post(posted(2, Source::Location(2), Some(6)))
+                .expect("the unexpected message");
+            assert_eq!((p.request, msg.send_request), (2, 10));
+        }
+    }
+
+    mod message_arrived_first {
+        use super::*;
+
+        #[test]
+        fn post_takes_the_first_unexpected_in_arrival_order() {
+            // Non-overtaking: three messages wait; a wildcard post takes
+            // the oldest, a post from 4 the oldest from 4.
+            let mut m = Matching::new();
+            for (from, id) in [(4, 10), (5, 11), (4, 12)] {
+                assert!(m.on_arrival(message(from, 0, id)).is_none());
+            }
+            let take = |m: &mut Matching, from| {
+                m.on_post(posted(0, from, None))
+                    .map(|(_, msg)| msg.send_request)
+            };
+            assert_eq!(take(&mut m, Source::Location(4)), Some(10));
+            assert_eq!(take(&mut m, Source::Any), Some(11));
+            assert_eq!(take(&mut m, Source::Location(5)), None);
+            assert_eq!(take(&mut m, Source::Location(4)), Some(12));
+        }
+    }
+
+    #[test]
+    fn in_flight_slots_are_reused() {
+        let mut f = InFlight::default();
+        let a = f.insert(message(1, 0, 1));
+        let b = f.insert(message(1, 0, 2));
+        assert_eq!(f.receiver(a), Some(9));
+        assert_eq!(f.take(a).map(|m| m.send_request), Some(1));
+        assert!(f.take(a).is_none() && f.receiver(a).is_none());
+        assert_eq!(f.insert(message(1, 0, 3)), a);
+        assert_eq!(f.take(b).map(|m| m.send_request), Some(2));
+    }
+}
