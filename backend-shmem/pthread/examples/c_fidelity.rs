@@ -1,0 +1,124 @@
+//! Real-run fidelity of the interposer (README "Threads"): builds
+//! `examples/fidelity.c` with `cc`, runs it alternately without and with
+//! `LD_PRELOAD=libheisen_pthread.so`, and prints per thread the medians
+//! of the uninstrumented wall time, the instrumented wall time, heisen's
+//! compensated elapsed time and the local-only estimate (instrumented
+//! wall time minus the thread's own overhead).
+//!
+//! `cargo run --release -p heisen-pthread --example c_fidelity [runs] [workers]`
+//! (needs `cc`; the cdylib is found in `target/<profile>/deps/`).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let runs: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(7);
+    let workers: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(2);
+    let exe = std::env::current_exe().expect("example path");
+    let profile = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("<target>/<profile>/examples");
+    // The cdylib cargo built with this example (`deps/`; the copy in the
+    // profile directory is refreshed only by `cargo build`).
+    let lib = profile.join("deps/libheisen_pthread.so");
+    assert!(lib.exists(), "build the cdylib first: {}", lib.display());
+    let work = profile.join("fidelity-c");
+    let _ = std::fs::remove_dir_all(&work);
+    std::fs::create_dir_all(&work).expect("work directory");
+    let program = work.join("fidelity");
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/fidelity.c");
+    let built = Command::new("cc")
+        .args(["-O2", "-pthread", "-Wall", "-o"])
+        .arg(&program)
+        .arg(&source)
+        .status()
+        .expect("run cc");
+    assert!(built.success(), "cc {}", source.display());
+    let mut plain: Vec<Vec<f64>> = vec![Vec::new(); workers + 1];
+    let mut heisen: Vec<Vec<[f64; 3]>> = vec![Vec::new(); workers + 1];
+    for run in 0..=runs {
+        let p = execute(&program, None, workers);
+        let out = work.join(format!("run{run}"));
+        std::fs::create_dir_all(&out).expect("run directory");
+        let h = execute(&program, Some((&lib, &out)), workers);
+        if run == 0 {
+            continue; // warm-up, not counted
+        }
+        let report = report(&out);
+        for (i, (wall, location)) in p.iter().zip(&h).enumerate() {
+            plain[i].push(wall.0);
+            let l = report["locations"]
+                .as_array()
+                .expect("locations")
+                .iter()
+                .find(|l| l["location"].as_i64() == Some(location.1))
+                .expect("the thread's location");
+            let n = |k: &str| l[k].as_f64().expect("a number");
+            let compensated = n("approximated_end") - n("approximated_start");
+            heisen[i].push([location.0, compensated, location.0 - n("overhead")]);
+        }
+    }
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    println!(
+        "fidelity (C, LD_PRELOAD): {workers} workers, {runs} alternating runs, medians in ms; error against uninstrumented"
+    );
+    println!(
+        "{:<10} {:>14} {:>22} {:>22} {:>22}",
+        "thread", "uninstrumented", "instrumented", "compensated", "local-only"
+    );
+    for i in 0..=workers {
+        let truth = median(plain[i].clone());
+        let col = |k: usize| median(heisen[i].iter().map(|x| x[k]).collect());
+        let cell = |v: f64| format!("{:>13.3} ({:>+6.1}%)", v / 1e6, 100.0 * (v - truth) / truth);
+        let name = if i == 0 {
+            "main".to_owned()
+        } else {
+            format!("worker {}", i - 1)
+        };
+        println!(
+            "{name:<10} {:>14.3} {} {} {}",
+            truth / 1e6,
+            cell(col(0)),
+            cell(col(1)),
+            cell(col(2))
+        );
+    }
+}
+
+/// Runs the program; per thread (main first) its wall time and location.
+fn execute(program: &Path, preload: Option<(&Path, &PathBuf)>, workers: usize) -> Vec<(f64, i64)> {
+    let mut cmd = Command::new(program);
+    cmd.arg(workers.to_string());
+    for (k, _) in std::env::vars() {
+        if k.starts_with("HEISEN_") || k == "LD_PRELOAD" {
+            cmd.env_remove(k);
+        }
+    }
+    if let Some((lib, out)) = preload {
+        cmd.env("LD_PRELOAD", lib).env("HEISEN_OUTPUT", out);
+    }
+    let out = cmd.output().expect("run the C program");
+    assert!(out.status.success(), "{out:?}");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| l.starts_with("thread "))
+        .map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            (w[5].parse().expect("wall"), w[3].parse().expect("location"))
+        })
+        .collect()
+}
+
+fn report(dir: &Path) -> serde_json::Value {
+    let file = std::fs::read_dir(dir)
+        .expect("output directory")
+        .map(|e| e.expect("entry").path())
+        .find(|p| p.extension().is_some_and(|e| e == "json"))
+        .expect("a report");
+    serde_json::from_str(&std::fs::read_to_string(file).expect("read")).expect("JSON")
+}

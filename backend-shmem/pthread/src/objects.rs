@@ -1,0 +1,484 @@
+//! Mutexes, reader-writer locks and condition variables (R8; 003 §4,
+//! Fig. 10a): the exports and the per-object state they keep.
+//!
+//! Only the outermost acquire and release of a recursive mutex is a
+//! hand-off; the owner and depth are tracked here, so error-checking and
+//! recursive mutexes behave as the original says (its return value is
+//! what the caller gets). A failed `trylock`/`timedlock` merges nothing.
+
+use core::ffi::c_int;
+use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+
+use heisen_core::Dependency;
+use heisen_shmem::condvar::Notices;
+use heisen_shmem::handoff::{Readers, Slot};
+use heisen_shmem::{Record, with_current};
+use libc::{pthread_cond_t, pthread_mutex_t, pthread_rwlock_t, timespec};
+
+use crate::{State, hook, me, real};
+
+/// A mutex's owner, recursion depth and last release.
+#[derive(Debug, Default)]
+pub struct MutexState {
+    owner: AtomicUsize,
+    depth: AtomicU32,
+    slot: Slot,
+}
+
+impl MutexState {
+    fn reset(&self) {
+        self.owner.store(0, Ordering::Relaxed);
+        self.depth.store(0, Ordering::Relaxed);
+        // SAFETY: at init and destroy no thread holds the mutex (POSIX).
+        unsafe { self.slot.write(Record::EMPTY) };
+    }
+}
+
+/// A reader-writer lock's writer, its release and the readers' since.
+#[derive(Debug, Default)]
+pub struct RwState {
+    writer: AtomicUsize,
+    slot: Slot,
+    readers: Readers,
+}
+
+/// A condition variable's notifications.
+#[derive(Debug, Default)]
+pub struct CondState {
+    notices: Notices,
+}
+
+/// What an acquire did before the original call.
+#[derive(Clone, Copy)]
+pub(crate) struct Acquiring {
+    entry: &'static MutexState,
+    begin: Option<u64>,
+    me: usize,
+}
+
+/// Before a blocking acquire: the entry and the begin (R1: the work
+/// before the begin read falls before the wait).
+pub(crate) fn before_lock(st: &'static State, m: *mut pthread_mutex_t) -> Option<Acquiring> {
+    let entry = st.mutexes.get(m as usize)?;
+    let me = me();
+    let begin = if entry.owner.load(Ordering::Relaxed) == me {
+        None // a recursive re-lock (or an error-checking mutex's EDEADLK)
+    } else {
+        with_current(|s| s.begin(st.actions.mutex_lock))
+    };
+    Some(Acquiring { entry, begin, me })
+}
+
+/// After an acquire that returned `rc`: the hand-off merge (R8).
+pub(crate) fn after_lock(st: &'static State, a: Acquiring, rc: c_int, waited: bool) {
+    if rc != 0 && rc != libc::EOWNERDEAD {
+        return; // busy, timed out or refused: no hand-off, nothing merged
+    }
+    let e = a.entry;
+    if e.owner.load(Ordering::Relaxed) == a.me {
+        e.depth.fetch_add(1, Ordering::Relaxed); // recursive: not a hand-off
+        return;
+    }
+    e.owner.store(a.me, Ordering::Relaxed);
+    e.depth.store(1, Ordering::Relaxed);
+    // SAFETY: the mutex is held by this thread.
+    let previous = unsafe { e.slot.read() };
+    let deps = [Dependency::immediate(&previous)];
+    if waited {
+        if let Some(begin) = a.begin {
+            with_current(|s| s.end(begin, &deps, st.actions.mutex_lock));
+        }
+    } else {
+        // A successful trylock charges the lock's whole cost: one clock
+        // read fewer than a lock, so a few ns over (no calibration of its own).
+        with_current(|s| s.merge_now(&deps, st.actions.mutex_lock));
+    }
+}
+
+/// Before an unlock: the release, stored for the next acquire (R3, R8).
+pub(crate) fn before_unlock(st: &'static State, m: *mut pthread_mutex_t) {
+    let Some(e) = st.mutexes.get(m as usize) else {
+        return;
+    };
+    if e.owner.load(Ordering::Relaxed) != me() {
+        return; // not ours to release: the original decides (EPERM, …)
+    }
+    if e.depth.load(Ordering::Relaxed) > 1 {
+        e.depth.fetch_sub(1, Ordering::Relaxed); // an inner recursive unlock
+        return;
+    }
+    release_mutex(st, e);
+}
+
+/// The outermost release of a mutex this thread holds.
+fn release_mutex(st: &'static State, e: &MutexState) {
+    let record =
+        with_current(|s| s.release_split(st.actions.mutex_unlock)).unwrap_or(Record::EMPTY);
+    // SAFETY: the mutex is still held by this thread.
+    unsafe { e.slot.write(record) };
+    e.depth.store(0, Ordering::Relaxed);
+    e.owner.store(0, Ordering::Relaxed);
+}
+
+/// `pthread_mutex_init`: a fresh entry for the address.
+#[unsafe(no_mangle)]
+pub unsafe extern "C-unwind" fn pthread_mutex_init(
+    m: *mut pthread_mutex_t,
+    attr: *const libc::pthread_mutexattr_t,
+) -> c_int {
+    hook(|st| st.mutexes.get(m as usize).map(MutexState::reset));
+    // SAFETY: the caller's arguments, passed on.
+    unsafe { real::pthread_mutex_init(m, attr) }
+}
+
+/// `pthread_mutex_destroy`: the entry is reset for the next object.
+#[unsafe(no_mangle)]
+pub unsafe extern "C-unwind" fn pthread_mutex_destroy(m: *mut pthread_mutex_t) -> c_int {
+    // SAFETY: the caller's argument, passed on.
+    let rc = unsafe { real::pthread_mutex_destroy(m) };
+    if rc == 0 {
+        hook(|st| st.mutexes.get(m as usize).map(MutexState::reset));
+    }
+    rc
+}
+
+/// `pthread_mutex_lock`: merges the previous release (R8).
+#[unsafe(no_mangle)]
+pub unsafe extern "C-unwind" fn pthread_mutex_lock(m: *mut pthread_mutex_t) -> c_int {
+    let a = hook(|st| before_lock(st, m)).flatten();
+    // SAFETY: the caller's argument, passed on.
+    let rc = unsafe { real::pthread_mutex_lock(m) };
+    if let Some(a) = a {
+        hook(|st| after_lock(st, a, rc, true));
+    }
+    rc
+}
+
+/// `pthread_mutex_trylock`: a success merges the previous release; a
+/// failure merges nothing (R8).
+#[unsafe(no_mangle)]
+pub unsafe extern "C-unwind" fn pthread_mutex_trylock(m: *mut pthread_mutex_t) -> c_int {
+    // SAFETY: the caller's argument, passed on.
+    let rc = unsafe { real::pthread_mutex_trylock(m) };
+    if rc == 0 || rc == libc::EOWNERDEAD {
+        hook(|st| {
+            if let Some(entry) = st.mutexes.get(m as usize) {
+                let a = Acquiring {
+                    entry,
+                    begin: None,
+                    me: me(),
+                };
+                after_lock(st, a, rc, false);
+            }
+        });
+    }
+    rc
+}
+
+/// `pthread_mutex_timedlock`: as lock; a timeout merges nothing.
+#[unsafe(no_mangle)]
+pub unsafe extern "C-unwind" fn pthread_mutex_timedlock(
+    m: *mut pthread_mutex_t,
+    t: *const timespec,
+) -> c_int {
+    let a = hook(|st| before_lock(st, m)).flatten();
+    // SAFETY: the caller's arguments, passed on.
+    let rc = unsafe { real::pthread_mutex_timedlock(m, t) };
+    if let Some(a) = a {
+        hook(|st| after_lock(st, a, rc, true));
+    }
+    rc
+}
+
+/// `pthread_mutex_unlock`: the outermost unlock is a release (R3, R8).
+#[unsafe(no_mangle)]
+pub unsafe extern "C-unwind" fn pthread_mutex_unlock(m: *mut pthread_mutex_t) -> c_int {
+    hook(|st| before_unlock(st, m));
+    // SAFETY: the caller's argument, passed on.
+    unsafe { real::pthread_mutex_unlock(m) }
+}
+
+// ----- reader-writer locks ---------------------------------------------
+
+/// The two kinds of acquire of a reader-writer lock.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Read,
+    Write,
+}
+
+fn before_rw(
+    st: &'static State,
+    l: *mut pthread_rwlock_t,
+    mode: Mode,
+) -> Option<(&'static RwState, Option<u64>)> {
+    let e = st.rwlocks.get(l as usize)?;
+    let action = match mode {
+        Mode::Read => st.actions.rwlock_rdlock,
+        Mode::Write => st.actions.rwlock_wrlock,
+    };
+    Some((e, with_current(|s| s.begin(action))))
+}
+
+/// After an acquire: a reader merges the last writer; a writer the last
+/// writer and the readers since (R8). `begin` is `None` for a try.
+fn after_rw(st: &'static State, e: &'static RwState, begin: Option<u64>, mode: Mode, rc: c_int) {
+    if rc != 0 {
+        return;
+    }
+    // SAFETY: the lock is held (in `mode`), so no writer stores meanwhile.
+    let writer = unsafe { e.slot.read() };
+    let mut records = [Record::EMPTY; 1 + Readers::CAPACITY];
+    records[0] = writer;
+    let mut n = 1;
+    let action = match mode {
+        Mode::Read => st.actions.rwlock_rdlock,
+        Mode::Write => {
+            e.writer.store(me(), Ordering::Relaxed);
+            let (readers, _folded) = e.readers.take();
+            for r in &readers {
+                records[n] = *r;
+                n += 1;
+            }
+            st.actions.rwlock_wrlock
+        }
+    };
+    let deps: [Dependency<'_, { heisen_shmem::SELECTED }>; 1 + Readers::CAPACITY] =
+        core::array::from_fn(|i| Dependency::immediate(&records[i]));
+    match begin {
+        Some(begin) => with_current(|s| s.end(begin, &deps[..n], action)),
+        None => with_current(|s| s.merge_now(&deps[..n], action)),
+    };
+}
+
+macro_rules! rw_acquire {
+    ($(#[$doc:meta])* $name:ident, $mode:expr, try) => {
+        $(#[$doc])*
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C-unwind" fn $name(l: *mut pthread_rwlock_t) -> c_int {
+            // SAFETY: the caller's argument, passed on.
+            let rc = unsafe { real::$name(l) };
+            if rc == 0 {
+                hook(|st| {
+                    if let Some(e) = st.rwlocks.get(l as usize) {
+                        after_rw(st, e, None, $mode, rc);
+                    }
+                });
+            }
+            rc
+        }
+    };
+    ($(#[$doc:meta])* $name:ident, $mode:expr) => {
+        $(#[$doc])*
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C-unwind" fn $name(l: *mut pthread_rwlock_t) -> c_int {
+            let pre = hook(|st| before_rw(st, l, $mode)).flatten();
+            // SAFETY: the caller's argument, passed on.
+            let rc = unsafe { real::$name(l) };
+            if let Some((e, Some(begin))) = pre {
+                hook(|st| after_rw(st, e, Some(begin), $mode, rc));
+            }
+            rc
+        }
+    };
+    ($(#[$doc:meta])* $name:ident, $mode:expr, timed) => {
+        $(#[$doc])*
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C-unwind" fn $name(l: *mut pthread_rwlock_t, t: *const timespec) -> c_int {
+            let pre = hook(|st| before_rw(st, l, $mode)).flatten();
+            // SAFETY: the caller's arguments, passed on.
+            let rc = unsafe { real::$name(l, t) };
+            if let Some((e, Some(begin))) = pre {
+                hook(|st| after_rw(st, e, Some(begin), $mode, rc));
+            }
+            rc
+        }
+    };
+}
+
+rw_acquire!(
+    /// `pthread_rwlock_rdlock`: merges the last writer (R8).
+    pthread_rwlock_rdlock, Mode::Read
+);
+rw_acquire!(
+    /// `pthread_rwlock_tryrdlock`: a failure merges nothing.
+    pthread_rwlock_tryrdlock, Mode::Read, try
+);
+rw_acquire!(
+    /// `pthread_rwlock_timedrdlock`: a timeout merges nothing.
+    pthread_rwlock_timedrdlock, Mode::Read, timed
+);
+rw_acquire!(
+    /// `pthread_rwlock_wrlock`: merges the last writer and the readers since (R8).
+    pthread_rwlock_wrlock, Mode::Write
+);
+rw_acquire!(
+    /// `pthread_rwlock_trywrlock`: a failure merges nothing.
+    pthread_rwlock_trywrlock, Mode::Write, try
+);
+rw_acquire!(
+    /// `pthread_rwlock_timedwrlock`: a timeout merges nothing.
+    pthread_rwlock_timedwrlock, Mode::Write, timed
+);
+
+/// `pthread_rwlock_init`: a fresh entry for the address.
+#[unsafe(no_mangle)]
+pub unsafe extern "C-unwind" fn pthread_rwlock_init(
+    l: *mut pthread_rwlock_t,
+    attr: *const libc::pthread_rwlockattr_t,
+) -> c_int {
+    hook(|st| {
+        if let Some(e) = st.rwlocks.get(l as usize) {
+            e.writer.store(0, Ordering::Relaxed);
+            let _ = e.readers.take();
+            // SAFETY: nobody holds a lock being initialised (POSIX).
+            unsafe { e.slot.write(Record::EMPTY) };
+        }
+    });
+    // SAFETY: the caller's arguments, passed on.
+    unsafe { real::pthread_rwlock_init(l, attr) }
+}
+
+/// `pthread_rwlock_unlock`: a writer's release is stored for everyone; a
+/// reader's is kept for the next writer (R8).
+#[unsafe(no_mangle)]
+pub unsafe extern "C-unwind" fn pthread_rwlock_unlock(l: *mut pthread_rwlock_t) -> c_int {
+    hook(|st| {
+        let Some(e) = st.rwlocks.get(l as usize) else {
+            return;
+        };
+        let record = with_current(|s| s.release_split(st.actions.rwlock_unlock));
+        if e.writer.load(Ordering::Relaxed) == me() {
+            e.writer.store(0, Ordering::Relaxed);
+            // SAFETY: this thread holds the lock for writing.
+            unsafe { e.slot.write(record.unwrap_or(Record::EMPTY)) };
+        } else if let Some(record) = record {
+            e.readers.push(record);
+        }
+    });
+    // SAFETY: the caller's argument, passed on.
+    unsafe { real::pthread_rwlock_unlock(l) }
+}
+
+// ----- condition variables ----------------------------------------------
+
+/// What a wait did before the original call.
+#[derive(Clone, Copy)]
+pub(crate) struct Waiting {
+    cond: &'static CondState,
+    mutex: Option<&'static MutexState>,
+    depth: u32,
+    seen: u64,
+    begin: Option<u64>,
+}
+
+/// Before a wait: the mutex's release (R3) and the notifications so far.
+pub(crate) fn before_wait(
+    st: &'static State,
+    c: *mut pthread_cond_t,
+    m: *mut pthread_mutex_t,
+) -> Option<Waiting> {
+    let cond = st.conds.get(c as usize)?;
+    let mutex = st.mutexes.get(m as usize);
+    let mut depth = 0;
+    if let Some(e) = mutex
+        && e.owner.load(Ordering::Relaxed) == me()
+    {
+        depth = e.depth.load(Ordering::Relaxed);
+        release_mutex(st, e);
+    }
+    let seen = cond.notices.count();
+    let begin = with_current(|s| s.begin(st.actions.cond_wait));
+    Some(Waiting {
+        cond,
+        mutex,
+        depth,
+        seen,
+        begin,
+    })
+}
+
+/// After a wait that returned `rc` with the mutex re-acquired: merges the
+/// notification if one came and the wait did not time out, and the
+/// mutex's last release (R8).
+pub(crate) fn after_wait(st: &'static State, w: Waiting, rc: c_int) {
+    let notice = if rc == 0 {
+        w.cond.notices.since(w.seen)
+    } else {
+        None
+    };
+    let mut records = [Record::EMPTY; 2];
+    let mut n = 0;
+    if let Some(e) = w.mutex {
+        e.owner.store(me(), Ordering::Relaxed);
+        e.depth.store(w.depth.max(1), Ordering::Relaxed);
+        // SAFETY: the mutex is held again.
+        records[0] = unsafe { e.slot.read() };
+        n = 1;
+    }
+    if let Some(notice) = notice {
+        records[n] = notice;
+        n += 1;
+    }
+    let Some(begin) = w.begin else { return };
+    let deps = [
+        Dependency::immediate(&records[0]),
+        Dependency::immediate(&records[1]),
+    ];
+    with_current(|s| s.end(begin, &deps[..n], st.actions.cond_wait));
+}
+
+/// `pthread_cond_wait`: merges the notifier and the mutex (R8).
+#[unsafe(no_mangle)]
+pub unsafe extern "C-unwind" fn pthread_cond_wait(
+    c: *mut pthread_cond_t,
+    m: *mut pthread_mutex_t,
+) -> c_int {
+    let w = hook(|st| before_wait(st, c, m)).flatten();
+    // SAFETY: the caller's arguments, passed on.
+    let rc = unsafe { real::pthread_cond_wait(c, m) };
+    if let Some(w) = w {
+        hook(|st| after_wait(st, w, rc));
+    }
+    rc
+}
+
+/// `pthread_cond_timedwait`: a timeout merges only the mutex (R8).
+#[unsafe(no_mangle)]
+pub unsafe extern "C-unwind" fn pthread_cond_timedwait(
+    c: *mut pthread_cond_t,
+    m: *mut pthread_mutex_t,
+    t: *const timespec,
+) -> c_int {
+    let w = hook(|st| before_wait(st, c, m)).flatten();
+    // SAFETY: the caller's arguments, passed on.
+    let rc = unsafe { real::pthread_cond_timedwait(c, m, t) };
+    if let Some(w) = w {
+        hook(|st| after_wait(st, w, rc));
+    }
+    rc
+}
+
+fn notify(st: &'static State, c: *mut pthread_cond_t) {
+    let Some(cond) = st.conds.get(c as usize) else {
+        return;
+    };
+    let record = with_current(|s| s.release_split(st.actions.cond_signal)).unwrap_or(Record::EMPTY);
+    cond.notices.post(record);
+}
+
+/// `pthread_cond_signal`: a release the woken wait merges (R8).
+#[unsafe(no_mangle)]
+pub unsafe extern "C-unwind" fn pthread_cond_signal(c: *mut pthread_cond_t) -> c_int {
+    hook(|st| notify(st, c));
+    // SAFETY: the caller's argument, passed on.
+    unsafe { real::pthread_cond_signal(c) }
+}
+
+/// `pthread_cond_broadcast`: a release every woken wait merges (R8).
+#[unsafe(no_mangle)]
+pub unsafe extern "C-unwind" fn pthread_cond_broadcast(c: *mut pthread_cond_t) -> c_int {
+    hook(|st| notify(st, c));
+    // SAFETY: the caller's argument, passed on.
+    unsafe { real::pthread_cond_broadcast(c) }
+}

@@ -1,0 +1,105 @@
+//! The interposed functions' originals, found once with
+//! `dlsym(RTLD_NEXT, name)`: the next definition after this library in
+//! the process's lookup order (libc's).
+
+use core::ffi::{c_int, c_void};
+use core::sync::atomic::{AtomicPtr, Ordering};
+
+use libc::{
+    pthread_attr_t, pthread_barrier_t, pthread_cond_t, pthread_mutex_t, pthread_rwlock_t,
+    pthread_t, sem_t, timespec,
+};
+
+/// The next definition of `name`; aborts with a message if there is none
+/// (a libc without pthreads cannot run the program anyway).
+#[cold]
+fn next(name: &core::ffi::CStr, cache: &AtomicPtr<c_void>) -> *mut c_void {
+    // SAFETY: dlsym with RTLD_NEXT and a NUL-terminated name.
+    let p = unsafe { libc::dlsym(libc::RTLD_NEXT, name.as_ptr()) };
+    if p.is_null() {
+        let msg = b"heisen-pthread: the original of an interposed pthread function is missing\n";
+        // SAFETY: writing a static buffer to stderr, then aborting.
+        unsafe {
+            libc::write(2, msg.as_ptr().cast(), msg.len());
+            libc::abort();
+        }
+    }
+    cache.store(p, Ordering::Release);
+    p
+}
+
+macro_rules! originals {
+    ($($name:ident($($arg:ident: $ty:ty),*) -> $ret:ty;)*) => {$(
+        /// Calls the original.
+        ///
+        /// # Safety
+        /// The arguments obey the function's C contract.
+        #[inline]
+        pub(crate) unsafe fn $name($($arg: $ty),*) -> $ret {
+            static CACHE: AtomicPtr<c_void> = AtomicPtr::new(core::ptr::null_mut());
+            let mut p = CACHE.load(Ordering::Acquire);
+            if p.is_null() {
+                let name = concat!(stringify!($name), "\0");
+                let name = core::ffi::CStr::from_bytes_with_nul(name.as_bytes())
+                    .expect("a literal with one NUL at its end");
+                p = next(name, &CACHE);
+            }
+            // SAFETY: `p` is the libc function of this name, whose C
+            // signature is the one declared here.
+            let f = unsafe {
+                core::mem::transmute::<*mut c_void, unsafe extern "C-unwind" fn($($ty),*) -> $ret>(p)
+            };
+            // SAFETY: the caller's contract.
+            unsafe { f($($arg),*) }
+        }
+    )*};
+}
+
+originals! {
+    pthread_mutex_init(m: *mut pthread_mutex_t, a: *const libc::pthread_mutexattr_t) -> c_int;
+    pthread_mutex_destroy(m: *mut pthread_mutex_t) -> c_int;
+    pthread_mutex_lock(m: *mut pthread_mutex_t) -> c_int;
+    pthread_mutex_trylock(m: *mut pthread_mutex_t) -> c_int;
+    pthread_mutex_timedlock(m: *mut pthread_mutex_t, t: *const timespec) -> c_int;
+    pthread_mutex_unlock(m: *mut pthread_mutex_t) -> c_int;
+    pthread_rwlock_init(l: *mut pthread_rwlock_t, a: *const libc::pthread_rwlockattr_t) -> c_int;
+    pthread_rwlock_rdlock(l: *mut pthread_rwlock_t) -> c_int;
+    pthread_rwlock_tryrdlock(l: *mut pthread_rwlock_t) -> c_int;
+    pthread_rwlock_timedrdlock(l: *mut pthread_rwlock_t, t: *const timespec) -> c_int;
+    pthread_rwlock_wrlock(l: *mut pthread_rwlock_t) -> c_int;
+    pthread_rwlock_trywrlock(l: *mut pthread_rwlock_t) -> c_int;
+    pthread_rwlock_timedwrlock(l: *mut pthread_rwlock_t, t: *const timespec) -> c_int;
+    pthread_rwlock_unlock(l: *mut pthread_rwlock_t) -> c_int;
+    pthread_barrier_init(b: *mut pthread_barrier_t, a: *const libc::pthread_barrierattr_t, n: libc::c_uint) -> c_int;
+    pthread_barrier_wait(b: *mut pthread_barrier_t) -> c_int;
+    pthread_cond_wait(c: *mut pthread_cond_t, m: *mut pthread_mutex_t) -> c_int;
+    pthread_cond_timedwait(c: *mut pthread_cond_t, m: *mut pthread_mutex_t, t: *const timespec) -> c_int;
+    pthread_cond_signal(c: *mut pthread_cond_t) -> c_int;
+    pthread_cond_broadcast(c: *mut pthread_cond_t) -> c_int;
+    pthread_create(t: *mut pthread_t, a: *const pthread_attr_t, f: extern "C-unwind" fn(*mut c_void) -> *mut c_void, arg: *mut c_void) -> c_int;
+    pthread_join(t: pthread_t, r: *mut *mut c_void) -> c_int;
+    pthread_detach(t: pthread_t) -> c_int;
+    sem_init(s: *mut sem_t, shared: c_int, value: libc::c_uint) -> c_int;
+    sem_wait(s: *mut sem_t) -> c_int;
+    sem_trywait(s: *mut sem_t) -> c_int;
+    sem_timedwait(s: *mut sem_t, t: *const timespec) -> c_int;
+    sem_post(s: *mut sem_t) -> c_int;
+}
+
+/// `pthread_exit`'s original (it does not return).
+///
+/// # Safety
+/// As `pthread_exit`: runs the thread's cleanup and ends it.
+pub(crate) unsafe fn pthread_exit(value: *mut c_void) -> ! {
+    static CACHE: AtomicPtr<c_void> = AtomicPtr::new(core::ptr::null_mut());
+    let mut p = CACHE.load(Ordering::Acquire);
+    if p.is_null() {
+        p = next(c"pthread_exit", &CACHE);
+    }
+    // SAFETY: the libc `pthread_exit`, which unwinds (forced) and never returns.
+    let f = unsafe {
+        core::mem::transmute::<*mut c_void, unsafe extern "C-unwind" fn(*mut c_void) -> !>(p)
+    };
+    // SAFETY: the caller's contract.
+    unsafe { f(value) }
+}

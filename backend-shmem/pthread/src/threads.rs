@@ -1,0 +1,388 @@
+//! Barriers, semaphores and threads (R6, R8; 003 §4): the exports and
+//! the per-object state they keep.
+
+use core::ffi::{c_int, c_uint, c_void};
+use core::panic::AssertUnwindSafe;
+use core::sync::atomic::{AtomicUsize, Ordering};
+use std::panic::catch_unwind;
+use std::sync::Mutex;
+
+use heisen_core::{Dependency, Exchange};
+use heisen_shmem::{Record, SELECTED, thread, with_current};
+use libc::{pthread_attr_t, pthread_barrier_t, pthread_t, sem_t, timespec};
+
+use crate::{State, hook, real};
+
+// ----- barriers (R6) -------------------------------------------------------
+
+/// A barrier's participants and its episodes: arrivals fold their entry
+/// records; the last one stores the episode's result in slot `g % 2`,
+/// which nobody overwrites before every participant of episode `g` has
+/// left (R8: per-episode state).
+#[derive(Debug, Default)]
+pub struct BarrierState {
+    count: AtomicUsize,
+    episode: Mutex<Episode>,
+}
+
+#[derive(Debug)]
+struct Episode {
+    arrived: usize,
+    generation: u64,
+    entries: Exchange<SELECTED>,
+    results: [Exchange<SELECTED>; 2],
+}
+
+impl Default for Episode {
+    fn default() -> Self {
+        Episode {
+            arrived: 0,
+            generation: 0,
+            entries: Exchange::EMPTY,
+            results: [Exchange::EMPTY; 2],
+        }
+    }
+}
+
+/// `pthread_barrier_init`: the entry learns the participant count.
+#[unsafe(no_mangle)]
+pub unsafe extern "C-unwind" fn pthread_barrier_init(
+    b: *mut pthread_barrier_t,
+    attr: *const libc::pthread_barrierattr_t,
+    count: c_uint,
+) -> c_int {
+    // SAFETY: the caller's arguments, passed on.
+    let rc = unsafe { real::pthread_barrier_init(b, attr, count) };
+    if rc == 0 {
+        hook(|st| {
+            if let Some(e) = st.barriers.get(b as usize) {
+                e.count.store(count as usize, Ordering::Relaxed);
+                *e.episode.lock().unwrap_or_else(|p| p.into_inner()) = Episode::default();
+            }
+        });
+    }
+    rc
+}
+
+/// The arrival: fold this thread's entry record into the episode.
+pub(crate) fn arrive(st: &'static State, b: *mut pthread_barrier_t) -> Option<Arrival> {
+    let e = st.barriers.get(b as usize)?;
+    let count = e.count.load(Ordering::Relaxed);
+    if count == 0 {
+        return None; // initialised before the interposer saw it
+    }
+    let (begin, record) = with_current(|s| s.arrive(st.actions.barrier_wait))?;
+    let mut ep = e.episode.lock().unwrap_or_else(|p| p.into_inner());
+    let generation = ep.generation;
+    ep.entries = ep.entries.combine(&Exchange::entry(&record, 0));
+    ep.arrived += 1;
+    if ep.arrived >= count {
+        let slot = (generation % 2) as usize;
+        ep.results[slot] = core::mem::replace(&mut ep.entries, Exchange::EMPTY);
+        ep.arrived = 0;
+        ep.generation += 1;
+    }
+    Some((e, begin, generation))
+}
+
+/// `pthread_barrier_wait`: every participant's exit merges all arrivals
+/// of its episode (R6; 001 eq. 12-13).
+#[unsafe(no_mangle)]
+pub unsafe extern "C-unwind" fn pthread_barrier_wait(b: *mut pthread_barrier_t) -> c_int {
+    let arrived = hook(|st| arrive(st, b)).flatten();
+    // SAFETY: the caller's argument, passed on.
+    let rc = unsafe { real::pthread_barrier_wait(b) };
+    if let Some(arrival) = arrived {
+        hook(|st| leave(st, arrival));
+    }
+    rc
+}
+
+/// What an arrival leaves for its exit: the barrier, the begin, the episode.
+pub(crate) type Arrival = (&'static BarrierState, u64, u64);
+
+/// The exit: merges every arrival of this thread's episode (R6). Every
+/// arrival of the episode folded in before it entered the original wait,
+/// which returned only after all of them.
+pub(crate) fn leave(st: &'static State, (e, begin, generation): Arrival) {
+    let all =
+        e.episode.lock().unwrap_or_else(|p| p.into_inner()).results[(generation % 2) as usize];
+    with_current(|s| s.leave(begin, &all, st.actions.barrier_wait));
+}
+
+// ----- semaphores --------------------------------------------------------
+
+/// Post records kept per semaphore.
+const PERMITS: usize = 16;
+
+/// A semaphore as a queue of permits: the posts' records in order, after
+/// `unrecorded` permits that carry none (the initial value, and posts
+/// whose records did not fit, R12).
+#[derive(Debug, Default)]
+pub struct SemState {
+    permits: Mutex<Permits>,
+}
+
+#[derive(Debug, Default)]
+struct Permits {
+    unrecorded: u64,
+    records: heapless::Deque<Record, PERMITS>,
+}
+
+impl Permits {
+    fn take(&mut self) -> Option<Record> {
+        if self.unrecorded > 0 {
+            self.unrecorded -= 1;
+            return None;
+        }
+        self.records.pop_front()
+    }
+}
+
+/// `sem_init`: `value` permits without records.
+#[unsafe(no_mangle)]
+pub unsafe extern "C-unwind" fn sem_init(s: *mut sem_t, shared: c_int, value: c_uint) -> c_int {
+    // SAFETY: the caller's arguments, passed on.
+    let rc = unsafe { real::sem_init(s, shared, value) };
+    if rc == 0 {
+        hook(|st| {
+            if let Some(e) = st.sems.get(s as usize) {
+                let mut p = e.permits.lock().unwrap_or_else(|p| p.into_inner());
+                *p = Permits {
+                    unrecorded: u64::from(value),
+                    records: heapless::Deque::new(),
+                };
+            }
+        });
+    }
+    rc
+}
+
+/// `sem_post`: a release whose record joins the queue of permits (R3).
+#[unsafe(no_mangle)]
+pub unsafe extern "C-unwind" fn sem_post(s: *mut sem_t) -> c_int {
+    hook(|st| {
+        let Some(e) = st.sems.get(s as usize) else {
+            return;
+        };
+        let record =
+            with_current(|x| x.release_split(st.actions.sem_post)).unwrap_or(Record::EMPTY);
+        let mut p = e.permits.lock().unwrap_or_else(|p| p.into_inner());
+        if let Err(record) = p.records.push_back(record) {
+            // R12: the oldest record gives way; its permit stays, unrecorded.
+            let _ = p.records.pop_front();
+            p.unrecorded += 1;
+            let _ = p.records.push_back(record);
+        }
+    });
+    // SAFETY: the caller's argument, passed on.
+    unsafe { real::sem_post(s) }
+}
+
+/// After a wait that took a permit: merges its post's record (R8).
+fn took_permit(st: &'static State, s: *mut sem_t, begin: Option<u64>) {
+    let Some(e) = st.sems.get(s as usize) else {
+        return;
+    };
+    let record = e.permits.lock().unwrap_or_else(|p| p.into_inner()).take();
+    let record = record.unwrap_or(Record::EMPTY);
+    let deps = [Dependency::immediate(&record)];
+    match begin {
+        Some(begin) => with_current(|x| x.end(begin, &deps, st.actions.sem_wait)),
+        None => with_current(|x| x.merge_now(&deps, st.actions.sem_wait)),
+    };
+}
+
+/// `sem_wait`: merges the post whose permit it took (R8).
+#[unsafe(no_mangle)]
+pub unsafe extern "C-unwind" fn sem_wait(s: *mut sem_t) -> c_int {
+    let begin = hook(|st| with_current(|x| x.begin(st.actions.sem_wait))).flatten();
+    // SAFETY: the caller's argument, passed on.
+    let rc = unsafe { real::sem_wait(s) };
+    if rc == 0 && begin.is_some() {
+        hook(|st| took_permit(st, s, begin));
+    }
+    rc
+}
+
+/// `sem_trywait`: a success merges the post; a failure nothing.
+#[unsafe(no_mangle)]
+pub unsafe extern "C-unwind" fn sem_trywait(s: *mut sem_t) -> c_int {
+    // SAFETY: the caller's argument, passed on.
+    let rc = unsafe { real::sem_trywait(s) };
+    if rc == 0 {
+        hook(|st| took_permit(st, s, None));
+    }
+    rc
+}
+
+/// `sem_timedwait`: as `sem_wait`; a timeout merges nothing.
+#[unsafe(no_mangle)]
+pub unsafe extern "C-unwind" fn sem_timedwait(s: *mut sem_t, t: *const timespec) -> c_int {
+    let begin = hook(|st| with_current(|x| x.begin(st.actions.sem_wait))).flatten();
+    // SAFETY: the caller's arguments, passed on.
+    let rc = unsafe { real::sem_timedwait(s, t) };
+    if rc == 0 && begin.is_some() {
+        hook(|st| took_permit(st, s, begin));
+    }
+    rc
+}
+
+// ----- threads (R8) ----------------------------------------------------------
+
+/// A thread's end record for its join, or that it was detached (then
+/// nobody joins it and its end keeps nothing).
+#[derive(Debug, Default)]
+pub struct EndState {
+    end: Mutex<End>,
+}
+
+#[derive(Debug, Default)]
+struct End {
+    record: Option<Record>,
+    detached: bool,
+}
+
+/// What a created thread needs to start.
+struct Start {
+    routine: extern "C-unwind" fn(*mut c_void) -> *mut c_void,
+    arg: *mut c_void,
+    parent: Record,
+}
+
+/// The created thread's first and last frame: registers the thread with
+/// its creator's record (R8), runs the program's routine, ends the
+/// location. No value with a destructor lives across the routine's call,
+/// so a `pthread_exit` or a cancellation unwinds through this frame
+/// cleanly (it is `C-unwind`).
+extern "C-unwind" fn trampoline(start: *mut c_void) -> *mut c_void {
+    // SAFETY: `start` is the box `pthread_create` leaked for this thread,
+    // taken back exactly once, here.
+    let Start {
+        routine,
+        arg,
+        parent,
+    } = *unsafe { Box::from_raw(start.cast::<Start>()) };
+    let _ = catch_unwind(|| thread::start_current(&parent));
+    let value = routine(arg);
+    let _ = catch_unwind(ended);
+    value
+}
+
+/// The calling thread ends: its location's end record waits for the join
+/// (R8), unless the thread was detached.
+fn ended() {
+    let Some(record) = thread::finish_current() else {
+        return;
+    };
+    hook(|st| {
+        // SAFETY: pthread_self has no preconditions.
+        let me = unsafe { libc::pthread_self() };
+        let Some(e) = st.threads.get(me as usize) else {
+            return;
+        };
+        let mut end = e.end.lock().unwrap_or_else(|p| p.into_inner());
+        if end.detached {
+            *end = End::default();
+        } else {
+            end.record = Some(record);
+        }
+    });
+}
+
+/// `pthread_create`: a release the child's start merges (R8).
+#[unsafe(no_mangle)]
+pub unsafe extern "C-unwind" fn pthread_create(
+    t: *mut pthread_t,
+    attr: *const pthread_attr_t,
+    routine: extern "C-unwind" fn(*mut c_void) -> *mut c_void,
+    arg: *mut c_void,
+) -> c_int {
+    let parent = hook(|st| with_current(|s| s.release_split(st.actions.create)))
+        .flatten()
+        .unwrap_or(Record::EMPTY);
+    let start = Box::into_raw(Box::new(Start {
+        routine,
+        arg,
+        parent,
+    }));
+    // SAFETY: the caller's arguments, with our trampoline and its box.
+    let rc = unsafe { real::pthread_create(t, attr, trampoline, start.cast()) };
+    if rc != 0 {
+        // SAFETY: the thread was not created; the box is still ours.
+        drop(unsafe { Box::from_raw(start) });
+        return rc;
+    }
+    let detached = !attr.is_null() && {
+        let mut state: c_int = 0;
+        // SAFETY: `attr` is the caller's valid attribute object.
+        let rc = unsafe { pthread_attr_getdetachstate(attr, &mut state) };
+        rc == 0 && state == libc::PTHREAD_CREATE_DETACHED
+    };
+    if detached {
+        // SAFETY: `t` was written by a successful pthread_create.
+        let id = unsafe { *t };
+        mark_detached(id);
+    }
+    rc
+}
+
+unsafe extern "C" {
+    /// POSIX; not declared by the `libc` crate for this target.
+    fn pthread_attr_getdetachstate(attr: *const pthread_attr_t, state: *mut c_int) -> c_int;
+}
+
+/// Nobody will join `t`: drop its end record, now or when it ends.
+fn mark_detached(t: pthread_t) {
+    hook(|st| {
+        let Some(e) = st.threads.get(t as usize) else {
+            return;
+        };
+        let mut end = e.end.lock().unwrap_or_else(|p| p.into_inner());
+        if end.record.is_some() {
+            *end = End::default(); // it ended already
+        } else {
+            end.detached = true;
+        }
+    });
+}
+
+/// `pthread_detach`: the thread's end will not be joined.
+#[unsafe(no_mangle)]
+pub unsafe extern "C-unwind" fn pthread_detach(t: pthread_t) -> c_int {
+    // SAFETY: the caller's argument, passed on.
+    let rc = unsafe { real::pthread_detach(t) };
+    if rc == 0 {
+        mark_detached(t);
+    }
+    rc
+}
+
+/// `pthread_join`: merges the thread's end (R8).
+#[unsafe(no_mangle)]
+pub unsafe extern "C-unwind" fn pthread_join(t: pthread_t, value: *mut *mut c_void) -> c_int {
+    let begin = hook(|st| with_current(|s| s.begin(st.actions.join))).flatten();
+    // SAFETY: the caller's arguments, passed on.
+    let rc = unsafe { real::pthread_join(t, value) };
+    if rc == 0 {
+        hook(|st| {
+            let record = st.threads.get(t as usize).and_then(|e| {
+                let mut end = e.end.lock().unwrap_or_else(|p| p.into_inner());
+                core::mem::take(&mut *end).record
+            });
+            if let (Some(begin), Some(record)) = (begin, record) {
+                with_current(|s| s.end(begin, &[Dependency::immediate(&record)], st.actions.join));
+            }
+        });
+    }
+    rc
+}
+
+/// `pthread_exit`: the thread's end (R8), then the original, which
+/// unwinds this thread's frames and never returns.
+#[unsafe(no_mangle)]
+pub unsafe extern "C-unwind" fn pthread_exit(value: *mut c_void) -> ! {
+    let _ = catch_unwind(AssertUnwindSafe(ended));
+    // SAFETY: the caller's argument; the original ends the thread.
+    unsafe { real::pthread_exit(value) }
+}

@@ -1,0 +1,312 @@
+//! The interposer from outside, as a user runs it: C programs built with
+//! `cc`, run with and without `LD_PRELOAD=libheisen_pthread.so`.
+//!
+//! The cdylib is the one cargo built for this test run: cargo puts test
+//! binaries and the package's library artifacts (rlib and cdylib) in
+//! `<target>/<profile>/deps/`, whatever `CARGO_TARGET_DIR` says. (The copy
+//! in `<target>/<profile>/` is refreshed only by `cargo build`, not by
+//! `cargo test`: preloading it could test a stale build.)
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+/// `<target>/<profile>/deps/libheisen_pthread.so`, beside this test.
+fn cdylib() -> PathBuf {
+    let exe = std::env::current_exe().expect("test binary path");
+    let lib = exe
+        .parent()
+        .expect("<target>/<profile>/deps/<test>")
+        .join("libheisen_pthread.so");
+    assert!(lib.exists(), "{} not built", lib.display());
+    lib
+}
+
+/// A fresh directory for one test.
+fn dir(name: &str) -> PathBuf {
+    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("test directory");
+    d
+}
+
+/// Compiles `tests/c/<name>.c` into `out`.
+fn build(name: &str, out: &Path) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/c")
+        .join(format!("{name}.c"));
+    let exe = out.join(name);
+    let status = Command::new("cc")
+        .args(["-O2", "-pthread", "-Wall", "-Werror", "-o"])
+        .arg(&exe)
+        .arg(&src)
+        .status()
+        .expect("run cc (a C compiler is needed for these tests)");
+    assert!(status.success(), "cc {}", src.display());
+    exe
+}
+
+/// Runs `exe` with heisen's variables cleared and `env` set; preloads the
+/// interposer when `preload`.
+fn run(exe: &Path, preload: bool, env: &[(&str, &Path)]) -> Output {
+    let mut cmd = Command::new(exe);
+    for (k, _) in std::env::vars() {
+        if k.starts_with("HEISEN_") || k == "LD_PRELOAD" {
+            cmd.env_remove(k);
+        }
+    }
+    if preload {
+        cmd.env("LD_PRELOAD", cdylib());
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("run the C program")
+}
+
+fn report(dir: &Path) -> Value {
+    let files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .expect("output directory")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    assert_eq!(files.len(), 1, "one report in {}: {files:?}", dir.display());
+    serde_json::from_str(&std::fs::read_to_string(&files[0]).expect("read")).expect("JSON")
+}
+
+#[test]
+fn every_interposed_call_leaves_output_and_exit_code_unchanged() {
+    let d = dir("transparency");
+    let exe = build("transparency", &d);
+    let out = d.join("out");
+    std::fs::create_dir_all(&out).expect("out dir");
+    let plain = run(&exe, false, &[]);
+    let preloaded = run(&exe, true, &[("HEISEN_OUTPUT", &out)]);
+    assert_eq!(plain.status.code(), Some(3), "{plain:?}");
+    assert_eq!(
+        preloaded.status.code(),
+        Some(3),
+        "exit code unchanged: {preloaded:?}"
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&plain.stdout),
+        String::from_utf8_lossy(&preloaded.stdout),
+        "stdout unchanged"
+    );
+    assert!(
+        preloaded.stderr.is_empty(),
+        "nothing on stderr: {}",
+        String::from_utf8_lossy(&preloaded.stderr)
+    );
+    let r = report(&out);
+    assert_eq!(r["header"]["backend"], "pthread");
+    // main, 4 workers, 2 detached threads, 1 that called pthread_exit
+    let locations = r["locations"].as_array().expect("locations");
+    assert_eq!(locations.len(), 8, "{}", r["runtime"]);
+    assert_eq!(r["runtime"]["running_at_exit"], 0);
+    for l in locations {
+        let n = |k: &str| l[k].as_i64().unwrap_or_else(|| panic!("{k} in {l}"));
+        assert!(n("measured_end") >= n("start"));
+        assert_eq!(n("approximated_end"), n("measured_end") - n("delay"));
+        assert!(n("overhead") > 0, "every thread was charged: {l}");
+    }
+    let actions: Vec<&str> = r["header"]["actions"]
+        .as_array()
+        .expect("actions")
+        .iter()
+        .filter_map(|a| a["action"].as_str())
+        .collect();
+    for a in [
+        "pthread_mutex_lock",
+        "pthread_cond_wait",
+        "pthread_barrier_wait",
+        "sem_wait",
+        "pthread_join",
+    ] {
+        assert!(actions.contains(&a), "{a} in {actions:?}");
+    }
+}
+
+#[test]
+fn a_table_overflow_is_one_line_on_stderr_and_the_program_still_works() {
+    let d = dir("overflow");
+    let exe = build("overflow", &d);
+    let plain = run(&exe, false, &[]);
+    let preloaded = run(&exe, true, &[("HEISEN_OUTPUT", &d)]);
+    assert!(preloaded.status.success(), "{preloaded:?}");
+    assert_eq!(plain.stdout, preloaded.stdout);
+    let stderr = String::from_utf8_lossy(&preloaded.stderr);
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "{stderr}");
+    assert!(
+        lines[0].starts_with("heisen: ") && lines[0].contains("mutexes beyond the table of 8192"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn an_unwritable_output_directory_is_one_line_on_stderr() {
+    let d = dir("unwritable");
+    let exe = build("overflow", &d);
+    let preloaded = run(
+        &exe,
+        true,
+        &[("HEISEN_OUTPUT", Path::new("/nonexistent/heisen"))],
+    );
+    assert!(preloaded.status.success(), "{preloaded:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&preloaded.stdout),
+        "sum 199990000\n"
+    );
+    let stderr = String::from_utf8_lossy(&preloaded.stderr);
+    assert!(
+        stderr.contains("cannot write the report to /nonexistent/heisen/"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn disabled_by_heisen_disable_writes_nothing() {
+    let d = dir("disabled");
+    let exe = build("overflow", &d);
+    let out = run(
+        &exe,
+        true,
+        &[("HEISEN_OUTPUT", &d), ("HEISEN_DISABLE", Path::new("1"))],
+    );
+    assert!(out.status.success() && out.stderr.is_empty(), "{out:?}");
+    let reports = std::fs::read_dir(&d)
+        .expect("dir")
+        .filter(|e| {
+            e.as_ref()
+                .is_ok_and(|e| e.path().extension().is_some_and(|x| x == "json"))
+        })
+        .count();
+    assert_eq!(reports, 0);
+}
+
+/// Set in the child run of [`a_rust_program_and_the_interposer_share_one_runtime`].
+const SHARED_CHILD: &str = "HEISEN_PTHREAD_TEST_SHARED_CHILD";
+
+/// A Rust program that links heisen-shmem, run under the interposer: two
+/// copies of the runtime's code in one process (the program's and the
+/// cdylib's) must make one runtime, one report and one location per
+/// thread (DESIGN §2, "One runtime per real process").
+#[test]
+fn a_rust_program_and_the_interposer_share_one_runtime() {
+    if std::env::var_os(SHARED_CHILD).is_some() {
+        // Threads made by std (pthread_create, interposed: registered by
+        // the cdylib's copy) that then use the program's copy: a region,
+        // a heisen Mutex.
+        let lock = std::sync::Arc::new(heisen_shmem::Mutex::new(0u64));
+        let threads: Vec<_> = (0..3)
+            .map(|_| {
+                let lock = lock.clone();
+                std::thread::spawn(move || {
+                    for _ in 0..100 {
+                        heisen_shmem::in_region("work", || *lock.lock().expect("lock") += 1);
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().expect("thread");
+        }
+        assert_eq!(*lock.lock().expect("lock"), 300);
+        return;
+    }
+    let d = dir("shared");
+    let exe = std::env::current_exe().expect("test binary");
+    let out = Command::new(exe)
+        .args([
+            "a_rust_program_and_the_interposer_share_one_runtime",
+            "--exact",
+            "--test-threads=1",
+        ])
+        .env(SHARED_CHILD, "1")
+        .env("LD_PRELOAD", cdylib())
+        .env("HEISEN_OUTPUT", &d)
+        .env_remove("HEISEN_DISABLE")
+        .output()
+        .expect("run the child");
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("heisen:"),
+        "{out:?}"
+    );
+    let r = report(&d);
+    assert_eq!(
+        r["runtime"]["shared"], true,
+        "the program's copy used the cdylib's runtime"
+    );
+    assert_eq!(r["header"]["backend"], "pthread");
+    // The region entered through the program's copy is in the cdylib's
+    // runtime: every thread that entered it has exactly one location.
+    let work = r["regions"]
+        .as_array()
+        .expect("regions")
+        .iter()
+        .find(|x| x["name"] == "work")
+        .and_then(|x| x["id"].as_u64())
+        .expect("region `work`");
+    let workers: Vec<&Value> = r["locations"]
+        .as_array()
+        .expect("locations")
+        .iter()
+        .filter(|l| {
+            l["regions"]
+                .as_array()
+                .is_some_and(|rs| rs.iter().any(|x| x["region"] == work && x["count"] == 100))
+        })
+        .collect();
+    assert_eq!(
+        workers.len(),
+        3,
+        "one location per thread: {}",
+        r["locations"]
+    );
+    let ids: std::collections::HashSet<u64> = r["locations"]
+        .as_array()
+        .expect("locations")
+        .iter()
+        .filter_map(|l| l["location"].as_u64())
+        .collect();
+    assert_eq!(
+        ids.len(),
+        r["locations"].as_array().expect("locations").len(),
+        "no location twice"
+    );
+    let actions: Vec<&str> = r["header"]["actions"]
+        .as_array()
+        .expect("actions")
+        .iter()
+        .filter_map(|a| a["action"].as_str())
+        .collect();
+    assert!(
+        actions.contains(&"mutex_acquire") && actions.contains(&"pthread_mutex_lock"),
+        "{actions:?}"
+    );
+}
+
+#[test]
+fn an_unknown_region_name_is_one_line_on_stderr() {
+    let d = dir("unknown_region");
+    let exe = build("overflow", &d);
+    let plain = run(&exe, false, &[]);
+    let out = run(
+        &exe,
+        true,
+        &[
+            ("HEISEN_OUTPUT", &d),
+            ("HEISEN_REGIONS", Path::new("nosuch")),
+        ],
+    );
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(plain.stdout, out.stdout, "stdout unchanged");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("heisen: HEISEN_REGIONS names `nosuch`, which no thread entered"),
+        "{stderr}"
+    );
+}

@@ -1,0 +1,359 @@
+//! The instrumentation actions of the Rust wrappers and their calibration
+//! (R1): each wrapper action is timed through the wrapper's own code path
+//! against the plain std operation, and its cost split around its clock
+//! read (the `inside` part of a [`Cost`] is what falls after the read).
+//!
+//! Calibration runs once per process, on the first use of any wrapper, on
+//! the thread that uses it; the pause is measured and charged to that
+//! thread as instrumentation (R1: "costs that are measured directly add
+//! their measured length"), and so is the time other threads spend waiting
+//! for it to finish.
+
+use core::cell::Cell;
+use core::hint::black_box;
+use core::sync::atomic::{AtomicBool, Ordering};
+use std::sync::OnceLock;
+
+use heisen_core::{Cost, Dependency};
+
+use crate::calibrate::{self, ns};
+use crate::runtime::{ActionId, Runtime, runtime};
+use crate::thread::{self, with_current};
+use crate::{Barrier, Condvar, Mutex, Record, RwLock, WorkQueue};
+
+/// The wrappers' actions, as registered with the runtime.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Actions {
+    pub(crate) mutex_acquire: ActionId,
+    pub(crate) mutex_try_acquire: ActionId,
+    pub(crate) mutex_release: ActionId,
+    pub(crate) rwlock_read: ActionId,
+    pub(crate) rwlock_read_release: ActionId,
+    pub(crate) rwlock_write: ActionId,
+    pub(crate) rwlock_write_release: ActionId,
+    pub(crate) condvar_wait: ActionId,
+    pub(crate) condvar_notify: ActionId,
+    pub(crate) barrier_wait: ActionId,
+    pub(crate) queue_push: ActionId,
+    pub(crate) queue_pop: ActionId,
+    pub(crate) thread_spawn: ActionId,
+    pub(crate) thread_join: ActionId,
+}
+
+impl Actions {
+    fn register(rt: &Runtime) -> Actions {
+        Actions {
+            mutex_acquire: rt.action("mutex_acquire"),
+            mutex_try_acquire: rt.action("mutex_try_acquire"),
+            mutex_release: rt.action("mutex_release"),
+            rwlock_read: rt.action("rwlock_read"),
+            rwlock_read_release: rt.action("rwlock_read_release"),
+            rwlock_write: rt.action("rwlock_write"),
+            rwlock_write_release: rt.action("rwlock_write_release"),
+            condvar_wait: rt.action("condvar_wait"),
+            condvar_notify: rt.action("condvar_notify"),
+            barrier_wait: rt.action("barrier_wait"),
+            queue_push: rt.action("queue_push"),
+            queue_pop: rt.action("queue_pop"),
+            thread_spawn: rt.action("thread_spawn"),
+            thread_join: rt.action("thread_join"),
+        }
+    }
+}
+
+static IDS: OnceLock<Actions> = OnceLock::new();
+static READY: AtomicBool = AtomicBool::new(false);
+static STARTED: AtomicBool = AtomicBool::new(false);
+
+std::thread_local! {
+    /// Set on the thread that calibrates, whose wrapper calls then use the
+    /// ids before the costs are known.
+    static CALIBRATING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// The wrappers' actions, registered and calibrated on first use.
+#[inline]
+pub(crate) fn actions() -> &'static Actions {
+    if READY.load(Ordering::Acquire)
+        && let Some(ids) = IDS.get()
+    {
+        return ids;
+    }
+    first_use()
+}
+
+/// A release of the calling thread by the wrapper action `pick` chooses:
+/// the record it carries, or the empty one from an unmeasured thread (R3).
+/// The action is looked up before the thread's state is borrowed, so that
+/// a first use can calibrate and charge its pause.
+#[inline]
+pub(crate) fn released(pick: impl FnOnce(&Actions) -> ActionId) -> crate::Record {
+    let action = pick(actions());
+    with_current(|s| s.release_split(action)).unwrap_or(crate::Record::EMPTY)
+}
+
+/// The begin of a merge action of the calling thread (see [`released`]);
+/// `None` when the thread is not measured.
+#[inline]
+pub(crate) fn begun(pick: impl FnOnce(&Actions) -> ActionId) -> Option<u64> {
+    let action = pick(actions());
+    with_current(|s| s.begin(action))
+}
+
+#[cold]
+fn first_use() -> &'static Actions {
+    let rt = runtime();
+    let ids = IDS.get_or_init(|| Actions::register(rt));
+    if READY.load(Ordering::Acquire) || CALIBRATING.with(Cell::get) {
+        return ids;
+    }
+    if rt.is_off() {
+        READY.store(true, Ordering::Release);
+        return ids;
+    }
+    // Only a thread whose location existed before the pause can be charged
+    // for it: a location that starts during it must not inherit it.
+    let charged = thread::registered();
+    let t0 = rt.now();
+    if STARTED
+        .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
+        .is_ok()
+    {
+        CALIBRATING.with(|c| c.set(true));
+        calibrate_wrappers(rt, ids);
+        CALIBRATING.with(|c| c.set(false));
+        READY.store(true, Ordering::Release);
+    } else {
+        while !READY.load(Ordering::Acquire) {
+            std::thread::yield_now();
+        }
+    }
+    // R1: a calibration pause (or the wait for another thread's) is
+    // instrumentation time, measured directly.
+    let pause = rt.now().saturating_sub(t0);
+    if charged {
+        with_current(|s| s.overhead(pause));
+    }
+    ids
+}
+
+/// Runs a calibration loop on a scratch thread state (see
+/// `thread::calibrating`) inside a selected region, as wrapped calls in a
+/// profiled program usually are: a release then materialises the shares
+/// of an open region (R7), which an empty stack would skip.
+fn scratch<R>(rt: &'static Runtime, f: impl FnOnce() -> R) -> R {
+    let region = rt.selected()[0];
+    thread::calibrating(rt, || {
+        let open =
+            region != crate::runtime::NO_REGION && with_current(|s| s.enter(region, 0)).is_some();
+        let r = f();
+        if open {
+            let _ = with_current(|s| s.exit(region));
+        }
+        r
+    })
+}
+
+/// The cost of the thread-local lookup before a wrapper's clock read: the
+/// part of every wrapper action that falls before its read (R1).
+fn lookup(rt: &'static Runtime) -> f64 {
+    scratch(rt, || {
+        calibrate::overhead(
+            rt,
+            || {
+                black_box(with_current(|s| s.now()));
+            },
+            || {
+                black_box(rt.now());
+            },
+        )
+    })
+}
+
+/// A cost whose part `before` (in ns) falls before its clock read.
+fn split(whole: f64, before: f64) -> Cost {
+    let whole = ns(whole);
+    Cost {
+        whole,
+        inside: whole.saturating_sub(ns(before)),
+    }
+}
+
+/// A cost charged entirely after its one clock read (`merge_now`).
+fn after(whole: f64) -> Cost {
+    let whole = ns(whole);
+    Cost {
+        whole,
+        inside: whole,
+    }
+}
+
+/// Calibrates every wrapper action against the std operation it wraps.
+fn calibrate_wrappers(rt: &'static Runtime, a: &Actions) {
+    let before = lookup(rt);
+    let release = |id: ActionId| {
+        scratch(rt, || {
+            calibrate::per_call(rt, || {
+                black_box(with_current(|s| s.release_split(id)));
+            })
+        })
+    };
+    // Mutex: the pair against std's pair; the release alone; the acquire
+    // is the rest.
+    let mutex_release = release(a.mutex_release);
+    let mutex_pair = scratch(rt, || {
+        let (ours, std) = (Mutex::new(0u64), std::sync::Mutex::new(0u64));
+        calibrate::overhead(
+            rt,
+            || *ours.lock().unwrap_or_else(|p| p.into_inner()) += 1,
+            || *std.lock().unwrap_or_else(|p| p.into_inner()) += 1,
+        )
+    });
+    let mutex_try = scratch(rt, || {
+        let (ours, std) = (Mutex::new(0u64), std::sync::Mutex::new(0u64));
+        calibrate::overhead(
+            rt,
+            || {
+                if let Ok(mut g) = ours.try_lock() {
+                    *g += 1;
+                }
+            },
+            || {
+                if let Ok(mut g) = std.try_lock() {
+                    *g += 1;
+                }
+            },
+        )
+    });
+    rt.set_cost(a.mutex_release, split(mutex_release, before));
+    rt.set_cost(a.mutex_acquire, split(mutex_pair - mutex_release, before));
+    rt.set_cost(a.mutex_try_acquire, after(mutex_try - mutex_release));
+    // RwLock: read and write pairs; a reader's release also keeps its
+    // record for the next writer.
+    let read_release = scratch(rt, || {
+        let readers = crate::handoff::Readers::new();
+        calibrate::per_call(rt, || {
+            if let Some(r) = with_current(|s| s.release_split(a.rwlock_read_release)) {
+                readers.push(r);
+            }
+            black_box(readers.take());
+        })
+    });
+    let write_release = release(a.rwlock_write_release);
+    let (read_pair, write_pair) = scratch(rt, || {
+        let (ours, std) = (RwLock::new(0u64), std::sync::RwLock::new(0u64));
+        let read = calibrate::overhead(
+            rt,
+            || {
+                black_box(*ours.read().unwrap_or_else(|p| p.into_inner()));
+            },
+            || {
+                black_box(*std.read().unwrap_or_else(|p| p.into_inner()));
+            },
+        );
+        let write = calibrate::overhead(
+            rt,
+            || *ours.write().unwrap_or_else(|p| p.into_inner()) += 1,
+            || *std.write().unwrap_or_else(|p| p.into_inner()) += 1,
+        );
+        (read, write)
+    });
+    rt.set_cost(a.rwlock_read_release, split(read_release, before));
+    rt.set_cost(a.rwlock_read, split(read_pair - read_release, before));
+    rt.set_cost(a.rwlock_write_release, split(write_release, before));
+    rt.set_cost(a.rwlock_write, split(write_pair - write_release, before));
+    calibrate_waits(rt, a, before, mutex_release);
+}
+
+/// Condition variables, barriers, queues and threads.
+fn calibrate_waits(rt: &'static Runtime, a: &Actions, before: f64, mutex_release: f64) {
+    // The notification's own work: its release and the notice it posts
+    // (the wake-up itself, a system call, is std's and both versions pay it).
+    let notify = scratch(rt, || {
+        let cv = Condvar::new();
+        calibrate::per_call(rt, || cv.post_for_calibration())
+    });
+    rt.set_cost(a.condvar_notify, split(notify, before));
+    // A wait's own work, without the blocking: its release of the mutex,
+    // its begin, and the merge of a notification and the mutex.
+    let wait = scratch(rt, || {
+        let (cv, lock) = (Condvar::new(), Mutex::new(()));
+        calibrate::per_call(rt, || {
+            let guard = lock.lock().unwrap_or_else(|p| p.into_inner());
+            let (m, inner) = crate::mutex::MutexGuard::into_parts(guard);
+            let w = cv.before_wait(m);
+            cv.post_for_calibration();
+            cv.after_wait(m, &w, true);
+            drop(crate::mutex::MutexGuard::from_parts(m, inner));
+        }) - calibrate::per_call(rt, || {
+            let guard = lock.lock().unwrap_or_else(|p| p.into_inner());
+            cv.post_for_calibration();
+            drop(guard);
+        })
+    });
+    // The mutex release inside the wait is charged with its own action.
+    rt.set_cost(a.condvar_wait, split(wait - mutex_release, before));
+    // One participant: the episode's bookkeeping without a wake-up, against
+    // the counter under a mutex that std's barrier keeps.
+    let barrier = scratch(rt, || {
+        let (ours, std) = (Barrier::new(1), std::sync::Mutex::new(0u64));
+        calibrate::overhead(
+            rt,
+            || {
+                black_box(ours.wait());
+            },
+            || *std.lock().unwrap_or_else(|p| p.into_inner()) += 1,
+        )
+    });
+    rt.set_cost(a.barrier_wait, split(barrier, before));
+    calibrate_queue_and_threads(rt, a, before);
+}
+
+/// Work queues and threads.
+fn calibrate_queue_and_threads(rt: &'static Runtime, a: &Actions, before: f64) {
+    let push = scratch(rt, || {
+        calibrate::per_call(rt, || {
+            black_box(with_current(|s| s.release_split(a.queue_push)));
+        })
+    });
+    let pair = scratch(rt, || {
+        let ours = WorkQueue::new();
+        // A deque under a mutex; nobody waits, so neither version wakes.
+        let std = std::sync::Mutex::new(std::collections::VecDeque::new());
+        let std_push = |v: u64| std.lock().unwrap_or_else(|p| p.into_inner()).push_back(v);
+        let std_pop = || std.lock().unwrap_or_else(|p| p.into_inner()).pop_front();
+        calibrate::overhead(
+            rt,
+            || {
+                ours.push(1u64);
+                black_box(ours.pop());
+            },
+            || {
+                std_push(1);
+                black_box(std_pop());
+            },
+        )
+    });
+    rt.set_cost(a.queue_push, split(push, before));
+    rt.set_cost(a.queue_pop, split(pair - push, before));
+    // Threads: the spawn's release and the join's merge, without the
+    // thread creation itself (the std operation both versions pay).
+    let spawn = scratch(rt, || {
+        calibrate::per_call(rt, || {
+            black_box(with_current(|s| s.release_split(a.thread_spawn)));
+        })
+    });
+    let join = scratch(rt, || {
+        let end = with_current(|s| s.peek()).unwrap_or(Record::EMPTY);
+        calibrate::per_call(rt, || {
+            let begin = with_current(|s| s.begin(a.thread_join));
+            if let Some(begin) = begin {
+                with_current(|s| {
+                    black_box(s.end(begin, &[Dependency::immediate(&end)], a.thread_join))
+                });
+            }
+        })
+    });
+    rt.set_cost(a.thread_spawn, split(spawn, before));
+    rt.set_cost(a.thread_join, split(join, before));
+}

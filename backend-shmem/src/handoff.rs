@@ -1,0 +1,135 @@
+//! Where a lock keeps the record of its last release until the next
+//! acquire merges it (R8; 003 §4, Fig. 10a: the n-th `endLock` depends on
+//! the (n-1)-th `unLock`).
+//!
+//! A [`Slot`] needs no synchronisation of its own: only the thread that
+//! holds the lock writes it (just before unlocking) or reads it (just after
+//! locking), so the lock itself orders every access. [`Readers`] collects
+//! the releases of a reader-writer lock's readers, which release
+//! concurrently, for the next writer.
+
+use crate::Record;
+use crate::sync::{Mutex, UnsafeCell};
+
+/// The record of a lock's last release, guarded by the lock it belongs to.
+#[derive(Debug)]
+pub struct Slot(UnsafeCell<Record>);
+
+// SAFETY: every access happens while the owning lock is held (see the
+// module docs), so no two threads touch the record at once.
+#[allow(unsafe_code)] // reason: the lock the slot belongs to is its synchronisation
+unsafe impl Sync for Slot {}
+
+impl Slot {
+    /// An empty slot: the first acquire merges nothing (R3).
+    #[cfg(not(loom))]
+    pub const fn new() -> Slot {
+        Slot(UnsafeCell::new(Record::EMPTY))
+    }
+
+    /// An empty slot: the first acquire merges nothing (R3).
+    #[cfg(loom)]
+    pub fn new() -> Slot {
+        Slot(UnsafeCell::new(Record::EMPTY))
+    }
+
+    /// The last release's record.
+    ///
+    /// # Safety
+    /// The caller holds the lock this slot belongs to (for a reader-writer
+    /// lock: in any mode).
+    #[inline]
+    #[allow(unsafe_code)] // reason: see the safety section
+    pub unsafe fn read(&self) -> Record {
+        // SAFETY: the lock is held, so no writer is active (module docs).
+        self.0.with(|p| unsafe { *p })
+    }
+
+    /// Runs `f` on the last release's record in place (no copy).
+    ///
+    /// # Safety
+    /// As [`Slot::read`]: the caller holds the lock this slot belongs to.
+    #[inline]
+    #[allow(unsafe_code)] // reason: see the safety section
+    pub unsafe fn with<R>(&self, f: impl FnOnce(&Record) -> R) -> R {
+        // SAFETY: the lock is held, so no writer is active (module docs).
+        self.0.with(|p| f(unsafe { &*p }))
+    }
+
+    /// Stores a release's record.
+    ///
+    /// # Safety
+    /// The caller holds the lock this slot belongs to exclusively.
+    #[inline]
+    #[allow(unsafe_code)] // reason: see the safety section
+    pub unsafe fn write(&self, record: Record) {
+        // SAFETY: the lock is held exclusively (module docs).
+        self.0.with_mut(|p| unsafe { *p = record });
+    }
+}
+
+impl Default for Slot {
+    fn default() -> Self {
+        Slot::new()
+    }
+}
+
+/// Readers' releases kept for the next writer. R8 makes a writer depend on
+/// every reader that held the lock since the last writer; beyond
+/// [`Readers::CAPACITY`] of them, the ones with the latest approximated
+/// release are kept (R5: they bound the writer's `a(e) >= a_j + l_j` from
+/// below when it did not wait; R12: bounded), and the rest are counted.
+#[derive(Debug)]
+pub struct Readers {
+    records: Mutex<ReaderRecords>,
+}
+
+#[derive(Debug, Default)]
+struct ReaderRecords {
+    kept: heapless::Vec<Record, { Readers::CAPACITY }>,
+    folded: u64,
+}
+
+impl Readers {
+    /// Reader releases kept verbatim between two writers.
+    pub const CAPACITY: usize = 4;
+
+    /// No reader released yet.
+    pub fn new() -> Readers {
+        Readers {
+            records: Mutex::new(ReaderRecords::default()),
+        }
+    }
+
+    /// A reader's release (called before it unlocks).
+    pub fn push(&self, record: Record) {
+        if !record.flags.contains(heisen_core::Flags::DELAY) {
+            return; // an unmeasured reader: nothing to merge (R3)
+        }
+        let mut r = self.records.lock().unwrap_or_else(|p| p.into_inner());
+        if let Err(record) = r.kept.push(record) {
+            r.folded += 1;
+            // Keep the latest approximated releases (see the type's docs).
+            if let Some(oldest) = r.kept.iter_mut().min_by_key(|k| k.approximated)
+                && oldest.approximated < record.approximated
+            {
+                *oldest = record;
+            }
+        }
+    }
+
+    /// Takes every kept record for a writer that just acquired the lock,
+    /// leaving none (the next writer depends on this one, not on them),
+    /// and returns how many releases were folded away.
+    pub fn take(&self) -> (heapless::Vec<Record, { Readers::CAPACITY }>, u64) {
+        let mut r = self.records.lock().unwrap_or_else(|p| p.into_inner());
+        let folded = core::mem::take(&mut r.folded);
+        (core::mem::take(&mut r.kept), folded)
+    }
+}
+
+impl Default for Readers {
+    fn default() -> Self {
+        Readers::new()
+    }
+}

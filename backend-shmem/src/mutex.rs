@@ -1,0 +1,266 @@
+//! A mutual-exclusion lock with std's API whose hand-offs are merges
+//! (R8; 003 §4, Fig. 10a): the n-th acquire merges the record the
+//! (n-1)-th release left in the lock, in the order the locks were really
+//! taken. A `try_lock` that fails merges nothing.
+//!
+//! ```
+//! # let _ = heisen_shmem::runtime::init_with(heisen_shmem::Config { output: std::env::temp_dir(), ..heisen_shmem::Config::from_env() });
+//! let counter = heisen_shmem::Mutex::new(0u64);
+//! *counter.lock().unwrap() += 1; // the guard's drop is the release
+//! assert_eq!(*counter.lock().unwrap(), 1);
+//! ```
+
+use core::fmt;
+use core::mem::ManuallyDrop;
+use core::ops::{Deref, DerefMut};
+
+use heisen_core::Dependency;
+
+use crate::actions::actions;
+use crate::handoff::Slot;
+use crate::sync::{self, LockResult, PoisonError, TryLockError, TryLockResult};
+use crate::thread::with_current;
+
+/// `std::sync::Mutex` with compensated hand-offs (see the module docs).
+pub struct Mutex<T: ?Sized> {
+    slot: Slot,
+    inner: sync::Mutex<T>,
+}
+
+/// The lock held; dropping it is the release (R3: it stores the record
+/// the next acquire merges, then unlocks).
+#[must_use = "if unused the Mutex will immediately unlock"]
+pub struct MutexGuard<'a, T: ?Sized + 'a> {
+    lock: &'a Mutex<T>,
+    inner: ManuallyDrop<sync::MutexGuard<'a, T>>,
+}
+
+impl<T> Mutex<T> {
+    /// A new unlocked mutex.
+    #[cfg(not(loom))]
+    pub const fn new(value: T) -> Mutex<T> {
+        Mutex {
+            slot: Slot::new(),
+            inner: sync::Mutex::new(value),
+        }
+    }
+
+    /// A new unlocked mutex.
+    #[cfg(loom)]
+    pub fn new(value: T) -> Mutex<T> {
+        Mutex {
+            slot: Slot::new(),
+            inner: sync::Mutex::new(value),
+        }
+    }
+
+    /// The value, consuming the mutex.
+    pub fn into_inner(self) -> LockResult<T> {
+        self.inner.into_inner()
+    }
+}
+
+impl<T: ?Sized> Mutex<T> {
+    /// Acquires the lock, blocking until it is free; the acquire merges
+    /// the previous release (R8, R5).
+    pub fn lock(&self) -> LockResult<MutexGuard<'_, T>> {
+        let a = actions();
+        let begin = with_current(|s| s.begin(a.mutex_acquire));
+        let result = self.inner.lock();
+        if let Some(begin) = begin {
+            // SAFETY: the lock is held (whether poisoned or not).
+            #[allow(unsafe_code)] // reason: the slot's contract
+            unsafe {
+                self.slot.with(|record| {
+                    with_current(|s| {
+                        s.end(begin, &[acquire_dependency(s, record)], a.mutex_acquire)
+                    })
+                });
+            }
+        }
+        self.wrap(result)
+    }
+
+    /// Acquires the lock if it is free. A failed attempt merges nothing
+    /// (R8: no hand-off happened).
+    pub fn try_lock(&self) -> TryLockResult<MutexGuard<'_, T>> {
+        match self.inner.try_lock() {
+            Ok(guard) => {
+                self.taken();
+                Ok(self.guard(guard))
+            }
+            Err(TryLockError::Poisoned(p)) => {
+                self.taken();
+                Err(TryLockError::Poisoned(PoisonError::new(
+                    self.guard(p.into_inner()),
+                )))
+            }
+            Err(TryLockError::WouldBlock) => Err(TryLockError::WouldBlock),
+        }
+    }
+
+    /// Whether a thread panicked while holding the lock.
+    #[cfg(not(loom))]
+    pub fn is_poisoned(&self) -> bool {
+        self.inner.is_poisoned()
+    }
+
+    /// The value, through a unique borrow (no locking, nothing merged).
+    pub fn get_mut(&mut self) -> LockResult<&mut T> {
+        self.inner.get_mut()
+    }
+
+    /// A successful `try_lock`: a merge that did not wait.
+    fn taken(&self) {
+        let a = actions();
+        // SAFETY: the lock is held.
+        #[allow(unsafe_code)] // reason: the slot's contract
+        unsafe {
+            self.slot.with(|record| {
+                with_current(|s| s.merge_now(&[acquire_dependency(s, record)], a.mutex_try_acquire))
+            });
+        }
+    }
+
+    fn guard<'a>(&'a self, inner: sync::MutexGuard<'a, T>) -> MutexGuard<'a, T> {
+        MutexGuard {
+            lock: self,
+            inner: ManuallyDrop::new(inner),
+        }
+    }
+
+    fn wrap<'a>(
+        &'a self,
+        result: LockResult<sync::MutexGuard<'a, T>>,
+    ) -> LockResult<MutexGuard<'a, T>> {
+        match result {
+            Ok(g) => Ok(self.guard(g)),
+            Err(p) => Err(PoisonError::new(self.guard(p.into_inner()))),
+        }
+    }
+}
+
+impl<'a, T: ?Sized> MutexGuard<'a, T> {
+    /// Takes the guard apart without releasing: a condition variable's
+    /// wait releases through its own path.
+    pub(crate) fn into_parts(guard: Self) -> (&'a Mutex<T>, sync::MutexGuard<'a, T>) {
+        let mut guard = ManuallyDrop::new(guard);
+        let lock = guard.lock;
+        // SAFETY: `guard` is never used or dropped again, so the inner
+        // guard is moved out exactly once.
+        #[allow(unsafe_code)] // reason: moving out of a type with Drop
+        let inner = unsafe { ManuallyDrop::take(&mut guard.inner) };
+        (lock, inner)
+    }
+
+    /// Puts a guard back together after a condition-variable wait.
+    pub(crate) fn from_parts(lock: &'a Mutex<T>, inner: sync::MutexGuard<'a, T>) -> Self {
+        lock.guard(inner)
+    }
+}
+
+impl<T: ?Sized> Mutex<T> {
+    /// The hand-off slot (for a condition variable's wait, which releases
+    /// and re-acquires this mutex).
+    pub(crate) fn slot(&self) -> &Slot {
+        &self.slot
+    }
+}
+
+impl<T: ?Sized> Drop for MutexGuard<'_, T> {
+    #[inline]
+    fn drop(&mut self) {
+        let a = actions();
+        // R3: an unmeasured thread's release carries no record.
+        let record =
+            with_current(|s| s.release_split(a.mutex_release)).unwrap_or(crate::Record::EMPTY);
+        // SAFETY: the lock is still held exclusively by this guard.
+        #[allow(unsafe_code)] // reason: the slot's contract
+        unsafe {
+            self.lock.slot.write(record);
+        }
+        // SAFETY: dropped once, here; the guard is not used afterwards.
+        #[allow(unsafe_code)] // reason: releasing the inner guard after the record is stored
+        unsafe {
+            ManuallyDrop::drop(&mut self.inner);
+        }
+    }
+}
+
+impl<T: ?Sized> Deref for MutexGuard<'_, T> {
+    type Target = T;
+    #[inline]
+    fn deref(&self) -> &T {
+        &self.inner
+    }
+}
+
+impl<T: ?Sized> DerefMut for MutexGuard<'_, T> {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut T {
+        &mut self.inner
+    }
+}
+
+impl<T: ?Sized + fmt::Debug> fmt::Debug for MutexGuard<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&**self, f)
+    }
+}
+
+impl<T: ?Sized> fmt::Debug for Mutex<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Mutex").finish_non_exhaustive()
+    }
+}
+
+impl<T: Default> Default for Mutex<T> {
+    fn default() -> Self {
+        Mutex::new(T::default())
+    }
+}
+
+impl<T> From<T> for Mutex<T> {
+    fn from(value: T) -> Self {
+        Mutex::new(value)
+    }
+}
+
+/// The dependency of an acquire on the release in `record`: satisfied
+/// when the lock was freed (the record's departure, R3), so the hand-off
+/// takes no transfer time (R5 with `l_j = 0`, as `Dependency::immediate`
+/// intends for locks). Without the arrival, a waiter that went to sleep
+/// would count its own wake-up latency as transfer time: a cost that
+/// exists only because instrumentation lengthened the critical section
+/// enough to make it wait (README "Threads", development notes).
+pub(crate) fn handoff(record: &crate::Record) -> Dependency<'_, { crate::SELECTED }> {
+    let departure = u64::try_from(record.measured()).unwrap_or(0);
+    Dependency::immediate(record).arrived(departure)
+}
+
+/// A release that decides nothing: timestamped, with an approximated time
+/// earlier than any thread's and no path data.
+static PATHLESS: crate::Record = crate::Record {
+    flags: heisen_core::Flags::DELAY.with(heisen_core::Flags::TIMESTAMP),
+    approximated: i64::MIN / 4,
+    ..crate::Record::EMPTY
+};
+
+/// What an acquire merges for the release in `record`. When the thread
+/// takes back a lock it released itself (the uncontended case), its own
+/// earlier record can change nothing — its approximated release and its
+/// path are no later than the thread's present ones — so a record without
+/// path data stands for it: the merge has the same outcome (the wait is
+/// absorbed the same way, R5: `a(e) = b - x`) without the K-wide path
+/// merge (R7). Only in the timestamped form, where that holds as stated.
+pub(crate) fn acquire_dependency<'a>(
+    s: &crate::ThreadState,
+    record: &'a crate::Record,
+) -> Dependency<'a, { crate::SELECTED }> {
+    let k = s.kernel();
+    if record.location == k.id() && k.form() == heisen_core::Form::Timestamped {
+        Dependency::immediate(&PATHLESS)
+    } else {
+        handoff(record)
+    }
+}

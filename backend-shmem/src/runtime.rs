@@ -1,0 +1,683 @@
+//! The process runtime: one per process, whatever reaches it — the Rust
+//! API, the C API, the pthread interposer, the MPI interposer (DESIGN §2,
+//! "One runtime per real process").
+//!
+//! It holds the clock, the configuration, the calibrated costs of every
+//! instrumentation action (R1), the interned region names, the table of
+//! thread states, and writes the report once at the end.
+//!
+//! # One runtime, several copies of its code
+//!
+//! The runtime's code is linked into every heisen library a process may
+//! load (`libheisen.so`, `libheisen_pthread.so`, `libheisen_mpi.so`) and
+//! into Rust programs directly. Each copy exports
+//! `heisen_process_runtime_v1`; on first use a copy looks that symbol up in
+//! the process's global scope (`dlsym(RTLD_DEFAULT)`), which finds the
+//! copy loaded first, and uses that copy's runtime instead of making its
+//! own. The function takes an ABI fingerprint (crate version, type sizes,
+//! `K`): copies from another build refuse each other, and the one that
+//! cannot share keeps a runtime of its own and says so at exit.
+
+use core::ffi::c_void;
+use core::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+use std::path::PathBuf;
+use std::sync::{Mutex, OnceLock};
+
+use heisen_core::{Calibration, Cost};
+
+use crate::calibrate;
+use crate::clock::Clock;
+use crate::config::Config;
+use crate::monitor::Monitor;
+use crate::names::{NameError, Names};
+use crate::report;
+use crate::thread::Thread;
+use crate::{SELECTED, Stats};
+
+/// Most threads measured per process; later threads run unmeasured and are
+/// counted (R12: bounded memory).
+pub const MAX_THREADS: usize = 512;
+
+/// Most named actions (R1 costs) a runtime keeps.
+pub const MAX_ACTIONS: usize = heisen_core::report::MAX_ACTIONS;
+
+/// Region id of no region (an unused selected slot).
+pub const NO_REGION: u32 = u32::MAX;
+
+/// A named instrumentation action whose calibrated cost the kernel charges
+/// (R1): `enter`, `mutex_acquire`, `mpi_send`, …
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ActionId(u8);
+
+/// The actions every runtime has.
+#[derive(Clone, Copy, Debug)]
+pub struct Builtin {
+    /// A generic release (what the core calls `send`).
+    pub release: ActionId,
+    /// A generic merge.
+    pub merge: ActionId,
+    /// A spawned thread's start (R8).
+    pub thread_start: ActionId,
+    /// A thread's end, which a join merges (R8).
+    pub thread_end: ActionId,
+}
+
+#[derive(Debug)]
+struct Action {
+    name: OnceLock<String>,
+    whole: AtomicU64,
+    inside: AtomicU64,
+}
+
+/// The registry of thread states (fixed capacity).
+#[derive(Debug)]
+pub struct Registry {
+    slots: Box<[Slot]>,
+    next: AtomicUsize,
+    dropped: AtomicU64,
+}
+
+#[derive(Debug)]
+struct Slot {
+    thread: AtomicPtr<Thread>,
+    tid: AtomicI32,
+    done: AtomicBool,
+}
+
+impl Registry {
+    fn new() -> Registry {
+        Registry {
+            slots: (0..MAX_THREADS)
+                .map(|_| Slot {
+                    thread: AtomicPtr::new(core::ptr::null_mut()),
+                    tid: AtomicI32::new(0),
+                    done: AtomicBool::new(false),
+                })
+                .collect(),
+            next: AtomicUsize::new(0),
+            dropped: AtomicU64::new(0),
+        }
+    }
+
+    /// A new slot for thread `tid`, or `None` (counted) when full.
+    pub(crate) fn register(&self, rt: &'static Runtime, tid: i32) -> Option<*const Thread> {
+        let index = self.next.fetch_add(1, Ordering::Relaxed);
+        let Some(slot) = self.slots.get(index) else {
+            // R12: overflow is counted, never a panic.
+            self.next.fetch_sub(1, Ordering::Relaxed);
+            self.dropped.fetch_add(1, Ordering::Relaxed);
+            return None;
+        };
+        let thread = Box::leak(Box::new(Thread::new(rt, index as u32, rt.now())));
+        slot.tid.store(tid, Ordering::Relaxed);
+        slot.thread.store(thread, Ordering::Release);
+        Some(thread)
+    }
+
+    /// The live (not done) slot of thread `tid`, registered by any copy.
+    pub(crate) fn find_live(&self, tid: i32) -> Option<*const Thread> {
+        let n = self.len();
+        self.slots[..n].iter().find_map(|slot| {
+            let p = slot.thread.load(Ordering::Acquire);
+            (!p.is_null()
+                && slot.tid.load(Ordering::Relaxed) == tid
+                && !slot.done.load(Ordering::Acquire))
+            .then_some(p.cast_const())
+        })
+    }
+
+    /// Marks slot `index` done: its thread will not write its state again.
+    pub(crate) fn mark_done(&self, index: u32) {
+        if let Some(slot) = self.slots.get(index as usize) {
+            slot.done.store(true, Ordering::Release);
+        }
+    }
+
+    /// How many slots are taken.
+    pub fn len(&self) -> usize {
+        self.next.load(Ordering::Acquire).min(MAX_THREADS)
+    }
+
+    /// Whether no thread registered yet.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Threads refused because the table was full.
+    pub fn dropped(&self) -> u64 {
+        self.dropped.load(Ordering::Relaxed)
+    }
+
+    /// The slots whose threads are done, with their index; and how many
+    /// registered threads are still running.
+    pub(crate) fn finished(&self) -> (Vec<&Thread>, usize) {
+        let mut done = Vec::new();
+        let mut running = 0;
+        for slot in &self.slots[..self.len()] {
+            let p = slot.thread.load(Ordering::Acquire);
+            if p.is_null() {
+                running += 1; // registered, not yet stored
+            } else if slot.done.load(Ordering::Acquire) {
+                // SAFETY: slots are leaked, never freed.
+                #[allow(unsafe_code)] // reason: the leaked slot outlives the process's use of it
+                done.push(unsafe { &*p });
+            } else {
+                running += 1;
+            }
+        }
+        (done, running)
+    }
+}
+
+/// The process runtime.
+#[derive(Debug)]
+pub struct Runtime {
+    config: Config,
+    clock: Clock,
+    names: Names,
+    selected: [u32; SELECTED],
+    actions: Box<[Action]>,
+    action_count: AtomicUsize,
+    action_lock: Mutex<()>,
+    builtin: OnceLock<Builtin>,
+    calibration: Mutex<Calibration>,
+    epoch: AtomicU64,
+    registry: Registry,
+    /// Added to every registry index to make the location id (an MPI
+    /// backend sets rank-based ids).
+    id_base: AtomicU64,
+    backend: Mutex<String>,
+    report_name: Mutex<Option<String>>,
+    finished: AtomicBool,
+    notes: Mutex<Vec<String>>,
+    shared: AtomicBool,
+    /// The live monitor's table (R10), with `HEISEN_MONITOR=1`.
+    monitor: Option<Monitor>,
+}
+
+static RUNTIME: AtomicPtr<Runtime> = AtomicPtr::new(core::ptr::null_mut());
+static INIT: Mutex<()> = Mutex::new(());
+
+/// Version and layout fingerprint two copies must share to share a runtime.
+const ABI: u64 = {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let v = env!("CARGO_PKG_VERSION").as_bytes();
+    let mut i = 0;
+    while i < v.len() {
+        h = (h ^ v[i] as u64).wrapping_mul(0x100_0000_01b3);
+        i += 1;
+    }
+    let sizes = [
+        core::mem::size_of::<Runtime>(),
+        core::mem::size_of::<Thread>(),
+        core::mem::size_of::<Stats>(),
+        SELECTED,
+        MAX_THREADS,
+        MAX_ACTIONS,
+    ];
+    let mut j = 0;
+    while j < sizes.len() {
+        h = (h ^ sizes[j] as u64).wrapping_mul(0x100_0000_01b3);
+        j += 1;
+    }
+    h
+};
+
+/// The process runtime, created on first use.
+#[inline]
+pub fn runtime() -> &'static Runtime {
+    let p = RUNTIME.load(Ordering::Acquire);
+    if p.is_null() {
+        return init();
+    }
+    // SAFETY: a non-null RUNTIME points to a leaked Runtime.
+    #[allow(unsafe_code)] // reason: the leaked singleton
+    unsafe {
+        &*p
+    }
+}
+
+/// The runtime if it exists already (for exit handlers).
+pub fn existing() -> Option<&'static Runtime> {
+    let p = RUNTIME.load(Ordering::Acquire);
+    // SAFETY: as in `runtime`.
+    #[allow(unsafe_code)] // reason: the leaked singleton
+    (!p.is_null()).then(|| unsafe { &*p })
+}
+
+/// Exported so that other copies of the runtime's code in this process
+/// find this one (see the module docs). Returns null when the caller's
+/// build differs.
+#[allow(unsafe_code)] // reason: exported unmangled so other copies find it (module docs)
+#[unsafe(no_mangle)]
+pub extern "C" fn heisen_process_runtime_v1(abi: u64) -> *const c_void {
+    if abi != ABI {
+        return core::ptr::null();
+    }
+    std::panic::catch_unwind(runtime).map_or(core::ptr::null(), |rt| (rt as *const Runtime).cast())
+}
+
+#[cold]
+fn init() -> &'static Runtime {
+    match init_with(Config::from_env()) {
+        Ok(rt) | Err(AlreadyRunning(rt)) => rt,
+    }
+}
+
+/// The runtime existed already (made by an earlier call, or by another
+/// heisen library in the process): the configuration was not applied.
+#[derive(Clone, Copy, Debug)]
+pub struct AlreadyRunning(pub &'static Runtime);
+
+impl core::fmt::Display for AlreadyRunning {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("the heisen runtime is already running; configure it before its first use")
+    }
+}
+
+impl core::error::Error for AlreadyRunning {}
+
+/// Creates the process runtime with `config` (the C API's `heisen_init`,
+/// [`crate::select`]); an error if it exists already.
+pub fn init_with(config: Config) -> Result<&'static Runtime, AlreadyRunning> {
+    let _lock = INIT.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(rt) = existing() {
+        return Err(AlreadyRunning(rt));
+    }
+    let result = match shared_runtime() {
+        Some(rt) => {
+            rt.shared.store(true, Ordering::Relaxed);
+            Err(AlreadyRunning(rt))
+        }
+        None => {
+            let rt: &'static Runtime = Box::leak(Box::new(Runtime::new(config)));
+            rt.setup();
+            Ok(rt)
+        }
+    };
+    let (Ok(rt) | Err(AlreadyRunning(rt))) = result;
+    RUNTIME.store((rt as *const Runtime).cast_mut(), Ordering::Release);
+    result
+}
+
+/// The runtime of the copy of this code loaded first in the process, if
+/// that is another copy of the same build.
+fn shared_runtime() -> Option<&'static Runtime> {
+    type Lookup = extern "C" fn(u64) -> *const c_void;
+    let name = c"heisen_process_runtime_v1";
+    // SAFETY: dlsym with RTLD_DEFAULT and a NUL-terminated name.
+    #[allow(unsafe_code)] // reason: the dynamic linker lookup
+    let found = unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) };
+    if found.is_null() || in_this_object(found) {
+        return None;
+    }
+    // SAFETY: the symbol is this function's exported signature in another
+    // copy of this crate (same name, versioned by the `_v1` suffix).
+    #[allow(unsafe_code)] // reason: the dynamic linker lookup
+    let lookup: Lookup = unsafe { core::mem::transmute::<*mut c_void, Lookup>(found) };
+    let p = lookup(ABI).cast::<Runtime>();
+    // SAFETY: a non-null answer is that copy's leaked Runtime, of the same
+    // layout (the ABI fingerprint matched).
+    #[allow(unsafe_code)] // reason: as above
+    (!p.is_null()).then(|| unsafe { &*p })
+}
+
+/// Whether `address` lies in the object (executable or shared library)
+/// that holds this copy of the code. Comparing it with the address of our
+/// own `heisen_process_runtime_v1` does not tell: inside a shared library,
+/// the address of an exported function is read through the GOT, which the
+/// dynamic linker bound to the first definition in the process — an
+/// `LD_PRELOAD`ed interposer's copy — so both would look like "ours". The
+/// address of `RUNTIME`, a static nobody else sees, is ours for sure.
+fn in_this_object(address: *const c_void) -> bool {
+    let object = |p: *const c_void| {
+        let mut info = libc::Dl_info {
+            dli_fname: core::ptr::null(),
+            dli_fbase: core::ptr::null_mut(),
+            dli_sname: core::ptr::null(),
+            dli_saddr: core::ptr::null_mut(),
+        };
+        // SAFETY: dladdr only reads the address and writes `info`.
+        #[allow(unsafe_code)] // reason: the dynamic linker lookup
+        let found = unsafe { libc::dladdr(p, &raw mut info) };
+        (found != 0).then_some(info.dli_fbase)
+    };
+    let ours = object((&raw const RUNTIME).cast());
+    ours.is_some() && object(address) == ours
+}
+
+impl Runtime {
+    fn new(config: Config) -> Runtime {
+        let clock = Clock::new(config.clock);
+        let names = Names::default();
+        let mut selected = [NO_REGION; SELECTED];
+        match &config.regions {
+            // HEISEN_REGIONS: the listed names take ids 0.. and the slots.
+            Some(list) => {
+                for (slot, name) in selected.iter_mut().zip(list) {
+                    if let Ok(id) = names.intern(name) {
+                        *slot = id;
+                    }
+                }
+            }
+            // Otherwise the first SELECTED regions the process enters.
+            None => {
+                for (k, slot) in selected.iter_mut().enumerate() {
+                    *slot = k as u32;
+                }
+            }
+        }
+        let mut problems = config.problems.clone();
+        let monitor = (config.monitor && !config.disabled)
+            .then(|| Monitor::create(std::process::id(), clock.now()))
+            .and_then(|m| m.map_err(|e| problems.push(e)).ok());
+        if let Some(m) = &monitor {
+            for (id, name) in names.all().iter().enumerate() {
+                m.name_selected(&selected, id as u32, name);
+            }
+            if config.summary {
+                eprintln!(
+                    "heisen: live monitor at {} (heisen monitor {})",
+                    m.path().display(),
+                    std::process::id()
+                );
+            }
+        }
+        Runtime {
+            clock,
+            names,
+            selected,
+            actions: (0..MAX_ACTIONS)
+                .map(|_| Action {
+                    name: OnceLock::new(),
+                    whole: AtomicU64::new(0),
+                    inside: AtomicU64::new(0),
+                })
+                .collect(),
+            action_count: AtomicUsize::new(0),
+            action_lock: Mutex::new(()),
+            builtin: OnceLock::new(),
+            calibration: Mutex::new(Calibration::ZERO),
+            epoch: AtomicU64::new(0),
+            registry: Registry::new(),
+            id_base: AtomicU64::new(0),
+            backend: Mutex::new("shmem".to_owned()),
+            report_name: Mutex::new(None),
+            finished: AtomicBool::new(false),
+            notes: Mutex::new(problems),
+            shared: AtomicBool::new(false),
+            monitor,
+            config,
+        }
+    }
+
+    /// Registers the built-in actions, calibrates (R1) and arranges for the
+    /// report at exit.
+    fn setup(&'static self) {
+        let builtin = Builtin {
+            release: self.action("release"),
+            merge: self.action("merge"),
+            thread_start: self.action("thread_start"),
+            thread_end: self.action("thread_end"),
+        };
+        let _ = self.builtin.set(builtin);
+        if self.config.disabled {
+            return;
+        }
+        calibrate::runtime(self);
+        // SAFETY: registering a plain extern "C" function with atexit.
+        #[allow(unsafe_code)] // reason: the libc call
+        unsafe {
+            libc::atexit(at_exit);
+        }
+    }
+
+    /// The configuration read at start-up.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Whether the report was written ([`Runtime::finish`]): nothing is
+    /// measured after that.
+    pub fn is_finished(&self) -> bool {
+        self.finished.load(Ordering::Acquire)
+    }
+
+    /// Whether nothing is measured: disabled, or the report was written.
+    pub fn is_off(&self) -> bool {
+        self.config.disabled || self.finished.load(Ordering::Acquire)
+    }
+
+    /// The process clock, in ns (see [`crate::clock`]).
+    #[inline]
+    pub fn now(&self) -> u64 {
+        self.clock.now()
+    }
+
+    /// The clock in use.
+    pub fn clock(&self) -> &Clock {
+        &self.clock
+    }
+
+    /// The region names.
+    pub fn names(&self) -> &Names {
+        &self.names
+    }
+
+    /// The id of region `name`, interned on first use. A selected
+    /// region's name also goes to the live monitor's header (R10).
+    pub fn region_id(&self, name: &str) -> Result<u32, NameError> {
+        let id = self.names.intern(name)?;
+        if let Some(m) = &self.monitor {
+            m.name_selected(&self.selected, id, name);
+        }
+        Ok(id)
+    }
+
+    /// The live monitor's table, with `HEISEN_MONITOR=1` (R10).
+    pub fn monitor(&self) -> Option<&Monitor> {
+        self.monitor.as_ref()
+    }
+
+    /// The selected region ids in share order (R7); unused slots hold
+    /// [`NO_REGION`].
+    pub fn selected(&self) -> [u32; SELECTED] {
+        self.selected
+    }
+
+    /// The thread table.
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    /// The location id of registry index `index`.
+    pub fn location_id(&self, index: u32) -> u32 {
+        (self.id_base.load(Ordering::Relaxed) + u64::from(index)) as u32
+    }
+
+    /// Sets the base of location ids of threads registered from now on
+    /// (an MPI rank's threads: `rank << 12`).
+    pub fn set_id_base(&self, base: u32) {
+        self.id_base.store(u64::from(base), Ordering::Relaxed);
+    }
+
+    /// Names the backend in the report header (`shmem`, `pthread`, `mpi`).
+    pub fn set_backend(&self, name: &str) {
+        *self.backend.lock().unwrap_or_else(|p| p.into_inner()) = name.to_owned();
+    }
+
+    /// The backend named in the report header.
+    pub fn backend(&self) -> String {
+        self.backend
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Sets the report's file name inside `HEISEN_OUTPUT` (default
+    /// `heisen.<pid>.json`).
+    pub fn set_report_name(&self, name: &str) {
+        *self.report_name.lock().unwrap_or_else(|p| p.into_inner()) = Some(name.to_owned());
+    }
+
+    /// Where the report goes.
+    pub fn report_path(&self) -> PathBuf {
+        let name = self
+            .report_name
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+            .unwrap_or_else(|| format!("heisen.{}.json", std::process::id()));
+        self.config.output.join(name)
+    }
+
+    /// Adds a line to what is reported on stderr at exit (problems only).
+    pub fn note(&self, line: impl Into<String>) {
+        self.notes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(line.into());
+    }
+
+    pub(crate) fn notes(&self) -> Vec<String> {
+        self.notes.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Whether this runtime came from another copy of the code (see the
+    /// module docs).
+    pub fn is_shared(&self) -> bool {
+        self.shared.load(Ordering::Relaxed)
+    }
+
+    // ----- actions and calibration (R1) --------------------------------
+
+    /// The id of action `name`, registered on first use with cost 0.
+    /// When [`MAX_ACTIONS`] are registered, further names share the last
+    /// slot (and are noted at exit).
+    pub fn action(&self, name: &str) -> ActionId {
+        let n = self.action_count.load(Ordering::Acquire);
+        if let Some(i) = self.find_action(name, n) {
+            return ActionId(i as u8);
+        }
+        let _lock = self.action_lock.lock().unwrap_or_else(|p| p.into_inner());
+        let n = self.action_count.load(Ordering::Acquire);
+        if let Some(i) = self.find_action(name, n) {
+            return ActionId(i as u8);
+        }
+        if n == MAX_ACTIONS {
+            self.note(format!(
+                "more than {MAX_ACTIONS} instrumentation actions; `{name}` shares the last one's cost"
+            ));
+            return ActionId((MAX_ACTIONS - 1) as u8);
+        }
+        let _ = self.actions[n].name.set(name.to_owned());
+        self.action_count.store(n + 1, Ordering::Release);
+        ActionId(n as u8)
+    }
+
+    fn find_action(&self, name: &str, n: usize) -> Option<usize> {
+        self.actions[..n]
+            .iter()
+            .position(|a| a.name.get().is_some_and(|a| a == name))
+    }
+
+    /// The actions every runtime has.
+    pub fn builtin(&self) -> Builtin {
+        *self.builtin.get_or_init(|| Builtin {
+            release: self.action("release"),
+            merge: self.action("merge"),
+            thread_start: self.action("thread_start"),
+            thread_end: self.action("thread_end"),
+        })
+    }
+
+    /// The calibrated cost of `action`.
+    #[inline]
+    pub fn cost(&self, action: ActionId) -> Cost {
+        let a = &self.actions[usize::from(action.0)];
+        Cost {
+            whole: a.whole.load(Ordering::Relaxed),
+            inside: a.inside.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Sets the calibrated cost of `action` (R1); threads charge it from
+    /// their next release or merge on.
+    pub fn set_cost(&self, action: ActionId, cost: Cost) {
+        let a = &self.actions[usize::from(action.0)];
+        a.whole.store(cost.whole, Ordering::Relaxed);
+        a.inside.store(cost.inside, Ordering::Relaxed);
+        self.epoch.fetch_add(1, Ordering::Release);
+    }
+
+    /// Every registered action with its cost.
+    pub fn actions(&self) -> Vec<(String, Cost)> {
+        let n = self.action_count.load(Ordering::Acquire);
+        (0..n)
+            .map(|i| {
+                let name = self.actions[i].name.get().cloned().unwrap_or_default();
+                (name, self.cost(ActionId(i as u8)))
+            })
+            .collect()
+    }
+
+    /// The kernel's calibration: enter and exit, and the generic release
+    /// and merge costs (R1).
+    pub fn calibration(&self) -> Calibration {
+        self.calibration_with_epoch().0
+    }
+
+    pub(crate) fn calibration_with_epoch(&self) -> (Calibration, u64) {
+        let epoch = self.epoch.load(Ordering::Acquire);
+        let mut c = *self.calibration.lock().unwrap_or_else(|p| p.into_inner());
+        let b = self.builtin();
+        c.send = self.cost(b.release).whole;
+        c.merge = self.cost(b.merge).whole;
+        (c, epoch)
+    }
+
+    #[inline]
+    pub(crate) fn calibration_epoch(&self) -> u64 {
+        self.epoch.load(Ordering::Relaxed)
+    }
+
+    /// Sets the enter and exit costs (R1).
+    pub fn set_region_costs(&self, enter: Cost, exit: Cost) {
+        {
+            let mut c = self.calibration.lock().unwrap_or_else(|p| p.into_inner());
+            c.enter = enter;
+            c.exit = exit;
+        }
+        self.epoch.fetch_add(1, Ordering::Release);
+    }
+
+    // ----- the end ----------------------------------------------------------
+
+    /// Ends the calling thread's location and writes the report, once;
+    /// later calls do nothing and return `None`. Errors are returned and
+    /// noted for stderr. After this, nothing is measured.
+    pub fn finish(&self) -> Option<Result<PathBuf, String>> {
+        if self.config.disabled || self.finished.swap(true, Ordering::AcqRel) {
+            return None;
+        }
+        crate::thread::finish_current();
+        let result = report::write(self);
+        if let Err(e) = &result {
+            self.note(e.clone());
+        }
+        if let Some(m) = &self.monitor {
+            m.remove();
+        }
+        report::stderr_at_exit(self);
+        Some(result)
+    }
+}
+
+extern "C" fn at_exit() {
+    // A panic must not unwind into libc.
+    let _ = std::panic::catch_unwind(|| {
+        if let Some(rt) = existing() {
+            rt.finish();
+        }
+    });
+}

@@ -1,0 +1,725 @@
+//! Per-thread kernel state: one [`Location`](heisen_core::Location) per
+//! thread, registered on first use, with its bounded statistics (R12),
+//! reached through a thread-local pointer on every event.
+//!
+//! A thread's state is created once and never freed before the process
+//! ends, so the report written at exit can read the states of threads that
+//! finished long before. Only its own thread writes it; the report writer
+//! reads a state only after its thread marked it done (release/acquire),
+//! or the writer's own.
+
+use core::cell::{Cell, UnsafeCell};
+use core::ptr;
+
+use heisen_core::stats::Communicated;
+use heisen_core::wildcard::{Match, ReorderDetector};
+use heisen_core::{Cost, Dependency, Exchange, KernelError, Merged, Snapshot};
+
+use crate::monitor::{self, Slot};
+use crate::runtime::{ActionId, Runtime, runtime};
+use crate::{Kernel, Record, SELECTED, Stats};
+
+/// Wildcard call sites whose reorderings each thread tracks (R11).
+pub const SITES: usize = 64;
+
+/// Kernel calls refused, per kind (kept for the report; never a panic).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct KernelErrors {
+    /// Exits of a region that was not the innermost open one.
+    pub exit_mismatch: u64,
+    /// Exits with no region open.
+    pub exit_without_enter: u64,
+    /// Anything else (cannot happen with the clamped clock; counted anyway).
+    pub other: u64,
+}
+
+impl KernelErrors {
+    fn count(&mut self, e: KernelError) {
+        match e {
+            KernelError::ExitMismatch { .. } => self.exit_mismatch += 1,
+            KernelError::ExitWithoutEnter { .. } => self.exit_without_enter += 1,
+            _ => self.other += 1,
+        }
+    }
+
+    /// Total refused calls.
+    pub fn total(&self) -> u64 {
+        self.exit_mismatch + self.exit_without_enter + self.other
+    }
+}
+
+/// The kernel state of one thread and what its report needs.
+#[derive(Debug)]
+pub struct ThreadState {
+    rt: &'static Runtime,
+    /// The location's kernel (R1–R9).
+    pub(crate) kernel: Kernel,
+    /// Its bounded statistics (R12).
+    pub(crate) stats: Stats,
+    /// Its wildcard-reorder detector (R11).
+    pub(crate) reorders: ReorderDetector<SITES>,
+    /// Registry index of the thread.
+    pub(crate) index: u32,
+    /// Measured time the thread began.
+    pub(crate) start: u64,
+    /// Approximated time the thread began (inherits a spawner's delay, R8).
+    pub(crate) approximated_start: i64,
+    /// Measured time the thread ended, once it did.
+    pub(crate) end: Option<u64>,
+    /// The record its end released, for a join (R8).
+    pub(crate) end_record: Option<Record>,
+    /// Refused kernel calls.
+    pub(crate) errors: KernelErrors,
+    /// The runtime's calibration epoch this kernel was last given.
+    epoch: u64,
+    /// This thread's slot in the live monitor's table (R10).
+    monitor: Option<Slot>,
+    /// Measured time from which a region enter or exit publishes again;
+    /// `u64::MAX` without a monitor, so the check is one compare either way.
+    publish_at: u64,
+}
+
+impl ThreadState {
+    fn new(rt: &'static Runtime, index: u32, start: u64) -> ThreadState {
+        let (calibration, epoch) = rt.calibration_with_epoch();
+        let config = heisen_core::Config::new(rt.location_id(index), rt.selected())
+            .form(rt.config().form)
+            .calibration(calibration);
+        let monitor = rt.monitor().and_then(|m| m.slot(index));
+        ThreadState {
+            rt,
+            kernel: Kernel::new(config, start),
+            stats: Stats::new(),
+            reorders: ReorderDetector::new(),
+            index,
+            start,
+            approximated_start: start as i64,
+            end: None,
+            end_record: None,
+            errors: KernelErrors::default(),
+            epoch,
+            publish_at: if monitor.is_some() { 0 } else { u64::MAX },
+            monitor,
+        }
+    }
+
+    /// The runtime this thread belongs to.
+    pub fn runtime(&self) -> &'static Runtime {
+        self.rt
+    }
+
+    /// The thread's registry index (its location id in a thread-only run).
+    pub fn index(&self) -> u32 {
+        self.index
+    }
+
+    /// A clock read, never earlier than the thread's last event (a thread
+    /// that migrates between cores may see the TSC step back a few cycles).
+    #[inline]
+    pub fn now(&self) -> u64 {
+        self.rt.now().max(self.kernel.last_measured())
+    }
+
+    /// Enters region `region` from call site `site` (R1, R2, R7).
+    #[inline]
+    pub fn enter(&mut self, region: u32, site: u32) {
+        let t = self.now();
+        if let Err(e) = self.kernel.on_enter(region, site, t) {
+            self.errors.count(e);
+        }
+        if t >= self.publish_at {
+            self.publish();
+        }
+    }
+
+    /// Enters region `region` charging `cost` instead of the calibrated
+    /// enter: a path calibrated as its own action (the C API, a compiler
+    /// hook; R1).
+    #[inline]
+    pub fn enter_costing(&mut self, region: u32, site: u32, cost: Cost) {
+        let t = self.now();
+        if let Err(e) = self.kernel.on_enter_costing(region, site, t, cost) {
+            self.errors.count(e);
+        }
+    }
+
+    /// Exits region `region` charging `cost` instead of the calibrated exit
+    /// (R1); otherwise as [`ThreadState::exit`].
+    #[inline]
+    pub fn exit_costing(&mut self, region: u32, cost: Cost) -> Result<(), KernelError> {
+        let t = self.now();
+        match self.kernel.on_exit_costing(region, t, cost) {
+            Ok(Some(exited)) => {
+                self.stats.record_exit(&exited);
+                Ok(())
+            }
+            Ok(None) => Ok(()),
+            Err(e) => {
+                self.errors.count(e);
+                Err(e)
+            }
+        }
+    }
+
+    /// Exits region `region` and records its times (R2, R12). An exit of a
+    /// region that is not the innermost open one is refused and counted.
+    #[inline]
+    pub fn exit(&mut self, region: u32) -> Result<(), KernelError> {
+        let t = self.now();
+        let result = match self.kernel.on_exit(region, t) {
+            Ok(Some(exited)) => {
+                self.stats.record_exit(&exited);
+                Ok(())
+            }
+            Ok(None) => Ok(()),
+            Err(e) => {
+                self.errors.count(e);
+                Err(e)
+            }
+        };
+        if t >= self.publish_at {
+            self.publish();
+        }
+        result
+    }
+
+    /// A release now — unlock, enqueue, notify, spawn, send: the record it
+    /// carries (R3), charging `action`'s calibrated cost (R1).
+    #[inline]
+    pub fn release(&mut self, action: ActionId) -> Record {
+        self.refresh();
+        let t = self.now();
+        let cost = self.rt.cost(action).whole;
+        self.release_costing(t, cost)
+    }
+
+    /// The release at clock read `t`, charging `cost` after it.
+    #[inline]
+    fn release_costing(&mut self, t: u64, cost: u64) -> Record {
+        if self.monitor.is_some() {
+            // Before the release, from the record it is about to make: its
+            // path values are those after it (the release's cost changes
+            // only the delay). Publishing after it would put the record
+            // through one more copy on every release, monitor or not.
+            self.publish_release(t);
+        }
+        self.kernel.on_release_costing(t, cost).unwrap_or_else(|e| {
+            self.errors.count(e);
+            Record::EMPTY
+        })
+    }
+
+    /// The record a release now would carry, without releasing (R6 entry
+    /// records).
+    pub fn peek(&self) -> Record {
+        self.kernel.peek(self.now())
+    }
+
+    /// A merge that blocked from `begin` until now on `deps` — acquire,
+    /// barrier exit, dequeue, join, receive (R4, R5), charging `action`.
+    #[inline]
+    pub fn merge(
+        &mut self,
+        begin: u64,
+        deps: &[Dependency<'_, SELECTED>],
+        action: ActionId,
+    ) -> Merged {
+        let end = self.now();
+        self.merge_at(begin, end, deps, action)
+    }
+
+    /// A merge that blocked from `begin` to `end` (both read by the caller).
+    pub fn merge_at(
+        &mut self,
+        begin: u64,
+        end: u64,
+        deps: &[Dependency<'_, SELECTED>],
+        action: ActionId,
+    ) -> Merged {
+        let cost = self.rt.cost(action).whole;
+        self.merge_costing(begin, end, deps, cost)
+    }
+
+    // ----- actions split around their clock reads (R1) ----------------------
+    //
+    // A wrapper action's `Cost` is split at its clock read: `inside` is the
+    // part after it, `outside()` the part before. For a merge action (lock,
+    // pop, join, barrier) the part before is the wrapper's work before the
+    // begin read, which falls before the wait; the part after the end read
+    // is the merge's own cost. Charging the first part before the wait
+    // matters when the thread waits: the dependency then decides `a(e)`
+    // and only what follows the end read may be added to it.
+
+    /// The begin of a merge action: charges the part of `action`'s cost
+    /// that falls before its begin clock read (R1) and returns the read.
+    #[inline]
+    pub fn begin(&mut self, action: ActionId) -> u64 {
+        self.kernel.on_overhead(self.rt.cost(action).outside());
+        self.now()
+    }
+
+    /// Ends a merge action begun at `begin` (see [`Self::begin`]) that
+    /// waited on `deps`: the end clock read now, then the part of
+    /// `action`'s cost after it (R1, R5).
+    #[inline]
+    pub fn end(
+        &mut self,
+        begin: u64,
+        deps: &[Dependency<'_, SELECTED>],
+        action: ActionId,
+    ) -> Merged {
+        let end = self.now();
+        let cost = self.rt.cost(action).inside;
+        self.merge_costing(begin, end, deps, cost)
+    }
+
+    /// A merge action that did not wait (a successful `try_lock`): one
+    /// clock read, `action`'s whole cost after it (R1).
+    #[inline]
+    pub fn merge_now(&mut self, deps: &[Dependency<'_, SELECTED>], action: ActionId) -> Merged {
+        let t = self.now();
+        let cost = self.rt.cost(action).whole;
+        self.merge_costing(t, t, deps, cost)
+    }
+
+    /// A release action (unlock, push, notify, spawn), its cost split
+    /// around the clock read (R1): returns the record it carries (R3).
+    #[inline]
+    pub fn release_split(&mut self, action: ActionId) -> Record {
+        self.refresh();
+        let cost = self.rt.cost(action);
+        self.kernel.on_overhead(cost.outside());
+        let t = self.now();
+        self.release_costing(t, cost.inside)
+    }
+
+    /// The arrival at an n-to-n synchronisation (barrier): charges the part
+    /// of `action`'s cost before the arrival's clock read and returns the
+    /// read with the entry record every participant combines (R6).
+    #[inline]
+    pub fn arrive(&mut self, action: ActionId) -> (u64, Record) {
+        self.kernel.on_overhead(self.rt.cost(action).outside());
+        let t = self.now();
+        (t, self.kernel.peek(t))
+    }
+
+    /// The exit of an n-to-n synchronisation entered at `begin` (see
+    /// [`Self::arrive`]): the exit clock read now, the combined entries of
+    /// every participant, and the part of `action`'s cost after the read
+    /// (R6; 001 eq. 12-13).
+    #[inline]
+    pub fn leave(&mut self, begin: u64, exchange: &Exchange<SELECTED>, action: ActionId) -> Merged {
+        let end = self.now();
+        let cost = self.rt.cost(action).inside;
+        self.collective_costing(begin, end, exchange, cost)
+    }
+
+    fn merge_costing(
+        &mut self,
+        begin: u64,
+        end: u64,
+        deps: &[Dependency<'_, SELECTED>],
+        cost: u64,
+    ) -> Merged {
+        self.refresh();
+        let floor = self.kernel.last_measured();
+        let (begin, end) = (begin.max(floor), end.max(floor));
+        let end = end.max(begin);
+        let merged = self
+            .kernel
+            .on_merge_costing(begin, end, deps, cost)
+            .unwrap_or_else(|e| {
+                self.errors.count(e);
+                unmerged(begin, end)
+            });
+        self.publish_if_monitored();
+        merged
+    }
+
+    /// Completes an n-to-n synchronisation that blocked from `begin` to
+    /// `end`, given the reduction of every participant's entry record (R6).
+    pub fn collective(
+        &mut self,
+        begin: u64,
+        end: u64,
+        exchange: &Exchange<SELECTED>,
+        action: ActionId,
+    ) -> Merged {
+        let cost = self.rt.cost(action).whole;
+        self.collective_costing(begin, end, exchange, cost)
+    }
+
+    fn collective_costing(
+        &mut self,
+        begin: u64,
+        end: u64,
+        exchange: &Exchange<SELECTED>,
+        cost: u64,
+    ) -> Merged {
+        self.refresh();
+        let floor = self.kernel.last_measured();
+        let (begin, end) = (begin.max(floor), end.max(floor));
+        let end = end.max(begin);
+        let merged = self
+            .kernel
+            .on_collective_costing(begin, end, exchange, cost)
+            .unwrap_or_else(|e| {
+                self.errors.count(e);
+                unmerged(begin, end)
+            });
+        self.publish_if_monitored();
+        merged
+    }
+
+    /// Adds a directly measured instrumentation cost to the delay (R1).
+    pub fn overhead(&mut self, duration: u64) {
+        self.kernel.on_overhead(duration);
+    }
+
+    /// Records one communication call (R12).
+    pub fn record_comm(&mut self, c: &Communicated) {
+        self.stats.record_comm(c);
+    }
+
+    /// Observes a wildcard match; true if measurement may have reordered
+    /// it (R11).
+    pub fn observe_wildcard(&mut self, m: Match) -> bool {
+        self.reorders.observe(m)
+    }
+
+    /// The thread's `(L, s, n)` now (R10).
+    pub fn snapshot(&self) -> Snapshot<SELECTED> {
+        self.kernel.snapshot()
+    }
+
+    /// The kernel, for reading.
+    pub fn kernel(&self) -> &Kernel {
+        &self.kernel
+    }
+
+    /// The kernel, for backends that drive it directly (the MPI backend's
+    /// relabelling, critical-path start and stop, R9).
+    pub fn kernel_mut(&mut self) -> &mut Kernel {
+        &mut self.kernel
+    }
+
+    /// Refused kernel calls so far.
+    pub fn errors(&self) -> KernelErrors {
+        self.errors
+    }
+
+    /// Picks up a new calibration of the runtime (R1) at the next release
+    /// or merge: regions entered before keep the costs they were charged.
+    #[inline]
+    fn refresh(&mut self) {
+        let epoch = self.rt.calibration_epoch();
+        if epoch != self.epoch {
+            let (calibration, epoch) = self.rt.calibration_with_epoch();
+            self.kernel.set_calibration(calibration);
+            self.epoch = epoch;
+        }
+    }
+
+    /// The thread ends now: its final release, for a join (R8).
+    fn end_now(&mut self, action: ActionId) -> Record {
+        let record = self.release(action);
+        self.end = Some(self.kernel.last_measured());
+        self.end_record = Some(record);
+        self.publish_if_monitored(); // the final sample, marked ended
+        record
+    }
+
+    /// Publishes the thread's `(L, s, n)` to the live monitor (R10) at a
+    /// release or merge, where the path may have jumped.
+    #[inline]
+    fn publish_if_monitored(&mut self) {
+        if self.monitor.is_some() {
+            self.publish();
+        }
+    }
+
+    /// Publishes now; the next enter or exit publishes again once
+    /// [`monitor::INTERVAL`] of measured time has passed.
+    #[cold]
+    #[inline(never)]
+    fn publish(&mut self) {
+        if let Some(slot) = &self.monitor {
+            let time = self.kernel.last_measured();
+            let path = self.kernel.snapshot();
+            slot.publish(time, self.end.is_some(), &path);
+            self.publish_at = time.saturating_add(monitor::INTERVAL);
+        }
+    }
+
+    /// Publishes the values of the record a release at `t` makes (R3,
+    /// R10), computed once by the kernel's `peek`.
+    #[inline(never)]
+    fn publish_release(&mut self, t: u64) {
+        if let Some(slot) = &self.monitor {
+            let record = self.kernel.peek(t);
+            if record.flags.contains(heisen_core::Flags::PATH) {
+                slot.publish_record(t, self.end.is_some(), &record);
+            } else {
+                // No path data (R9): the snapshot says so.
+                let path = self.kernel.snapshot();
+                slot.publish(t, self.end.is_some(), &path);
+            }
+            self.publish_at = t.saturating_add(monitor::INTERVAL);
+        }
+    }
+}
+
+/// The outcome reported for a merge the kernel refused: nothing changed.
+fn unmerged(begin: u64, end: u64) -> Merged {
+    Merged {
+        wait: end - begin,
+        compensated_wait: 0,
+        approximated_end: 0,
+        lower: 0,
+        upper: 0,
+        determined_by: None,
+        arrival: None,
+        transfer: 0,
+    }
+}
+
+/// A thread's slot in the registry: its state and the flags other threads
+/// may read.
+#[derive(Debug)]
+pub struct Thread {
+    /// Set while a runtime call is under way on this thread, so that a
+    /// nested call (an interposed lock taken inside an MPI call, a signal)
+    /// goes uninstrumented instead of aliasing the state.
+    busy: Cell<bool>,
+    /// Calls to leave uninstrumented: a backend quiets the thread while a
+    /// library it wraps runs (MPI's own pthread locks are not the user's).
+    quiet: Cell<u32>,
+    state: UnsafeCell<ThreadState>,
+}
+
+// SAFETY: a `Thread` is only ever used by the thread it belongs to (the
+// thread-local pointer), except by the report writer, which reads the
+// state after the owner's release store of its `done` flag and never
+// while the owner can still write it (see `Registry::finished`).
+#[allow(unsafe_code)] // reason: the cross-thread hand-over of a finished state
+unsafe impl Sync for Thread {}
+// SAFETY: as above; the state holds no thread-bound handles.
+#[allow(unsafe_code)] // reason: as above
+unsafe impl Send for Thread {}
+
+impl Thread {
+    pub(crate) fn new(rt: &'static Runtime, index: u32, start: u64) -> Thread {
+        Thread {
+            busy: Cell::new(false),
+            quiet: Cell::new(0),
+            state: UnsafeCell::new(ThreadState::new(rt, index, start)),
+        }
+    }
+
+    /// The state of a thread that is done, for the report writer.
+    ///
+    /// # Safety
+    /// The owning thread must have marked the slot done (acquire-ordered
+    /// before this call) or be the caller, and must not touch it again.
+    #[allow(unsafe_code)] // reason: see the safety section
+    pub(crate) unsafe fn state_of_finished(&self) -> &ThreadState {
+        // SAFETY: guaranteed by the caller.
+        unsafe { &*self.state.get() }
+    }
+}
+
+std::thread_local! {
+    /// This thread's slot, once registered with this copy of the runtime.
+    static CURRENT: Cell<*const Thread> = const { Cell::new(ptr::null()) };
+    /// Set once this thread ended (or the process is exiting): no new
+    /// registration, no more events.
+    static RETIRED: Cell<bool> = const { Cell::new(false) };
+    /// Ends the thread's location when the thread exits.
+    static EXIT: ExitGuard = const { ExitGuard };
+}
+
+/// Its drop runs when the thread exits (for the main thread: when `exit`
+/// runs the thread-local destructors, before the `atexit` handlers).
+#[derive(Debug)]
+struct ExitGuard;
+
+impl Drop for ExitGuard {
+    fn drop(&mut self) {
+        finish_current();
+    }
+}
+
+/// Runs `f` on this thread's state, registering the thread on first use.
+/// `None` when the thread is not measured: the runtime is disabled or
+/// finished, the thread table is full, the thread ended, or a runtime call
+/// is already under way on this thread.
+#[inline]
+pub fn with_current<R>(f: impl FnOnce(&mut ThreadState) -> R) -> Option<R> {
+    let mut p = CURRENT.with(Cell::get);
+    if p.is_null() {
+        p = register_current(None)?;
+    }
+    // SAFETY: `p` is this thread's slot, which lives until the process
+    // ends (the registry never frees it).
+    #[allow(unsafe_code)] // reason: the thread-local pointer to a leaked slot
+    let thread = unsafe { &*p };
+    if thread.busy.get() || thread.quiet.get() > 0 {
+        return None;
+    }
+    thread.busy.set(true);
+    // SAFETY: only this thread reaches its state, and `busy` makes this
+    // the only live reference to it.
+    #[allow(unsafe_code)] // reason: as above
+    let state = unsafe { &mut *thread.state.get() };
+    let r = f(state);
+    thread.busy.set(false);
+    Some(r)
+}
+
+/// Leaves this thread's calls uninstrumented until the guard drops: a
+/// backend wraps a library call whose own synchronisation is not the
+/// user's. Nests.
+pub fn quiet() -> QuietGuard {
+    let p = CURRENT.with(Cell::get);
+    if !p.is_null() {
+        // SAFETY: as in `with_current`; `quiet` is a `Cell` owned by this thread.
+        #[allow(unsafe_code)] // reason: as in with_current
+        let thread = unsafe { &*p };
+        thread.quiet.set(thread.quiet.get() + 1);
+    }
+    QuietGuard { thread: p }
+}
+
+/// Keeps a thread quiet; see [`quiet`].
+#[derive(Debug)]
+pub struct QuietGuard {
+    thread: *const Thread,
+}
+
+impl Drop for QuietGuard {
+    fn drop(&mut self) {
+        if !self.thread.is_null() {
+            // SAFETY: the same slot `quiet` counted up, still alive.
+            #[allow(unsafe_code)] // reason: as in with_current
+            let thread = unsafe { &*self.thread };
+            thread.quiet.set(thread.quiet.get().saturating_sub(1));
+        }
+    }
+}
+
+/// Registers this thread as a location that another released: a spawned
+/// thread's start merges its spawner's record (R8). Returns false when the
+/// thread is not measured (see [`with_current`]).
+pub fn start_current(parent: &Record) -> bool {
+    register_current(Some(parent)).is_some()
+}
+
+/// Ends this thread's location now: its final release, which a join merges
+/// (R8). `None` if the thread was not measured or had ended already.
+pub fn finish_current() -> Option<Record> {
+    let p = CURRENT.try_with(Cell::get).ok()?;
+    let _ = RETIRED.try_with(|r| r.set(true));
+    if p.is_null() {
+        return None;
+    }
+    let rt = runtime();
+    let record = with_current(|s| s.end_now(rt.builtin().thread_end));
+    // SAFETY: as in `with_current`.
+    #[allow(unsafe_code)] // reason: as in with_current
+    let thread = unsafe { &*p };
+    if record.is_some() {
+        // SAFETY: the state's index is its registry slot.
+        #[allow(unsafe_code)] // reason: read of our own state, no other reference live
+        let index = unsafe { (*thread.state.get()).index };
+        rt.registry().mark_done(index);
+    }
+    let _ = CURRENT.try_with(|c| c.set(ptr::null()));
+    record
+}
+
+#[cold]
+fn register_current(parent: Option<&Record>) -> Option<*const Thread> {
+    if RETIRED.try_with(Cell::get).unwrap_or(true) {
+        return None;
+    }
+    if !CURRENT.try_with(Cell::get).ok()?.is_null() {
+        return None; // registered already: a second start is ignored
+    }
+    let rt = runtime();
+    if rt.is_off() {
+        return None;
+    }
+    let tid = current_tid();
+    // Another copy of the runtime in this process may have registered
+    // this thread already (one location per thread, DESIGN §2).
+    let p = match rt.registry().find_live(tid) {
+        Some(p) => p,
+        None => {
+            let p = rt.registry().register(rt, tid)?;
+            // The thread's end ends its location.
+            let _ = EXIT.try_with(|_| ());
+            // SAFETY: the slot was created just now for this thread.
+            #[allow(unsafe_code)] // reason: as in with_current
+            let state = unsafe { &mut *(*p).state.get() };
+            // R1: registering (building and zeroing the thread's tables,
+            // 100 µs and more on first touch) is instrumentation, measured
+            // directly from the state's start. Uncharged, it counted as the
+            // thread's own work: a spawned child's local path then beat
+            // its spawner's at the start merge (R8) and lost its shares.
+            let registered = state.now();
+            state.overhead(registered - state.start);
+            if let Some(parent) = parent {
+                let t = state.now();
+                let cost = rt.cost(rt.builtin().thread_start).whole;
+                // R8: the child's start merges its spawner's release.
+                if let Ok(m) =
+                    state
+                        .kernel
+                        .on_start_costing(t, &Dependency::immediate(parent), cost)
+                {
+                    state.start = t;
+                    state.approximated_start = m.approximated_end;
+                    state.publish_if_monitored();
+                }
+            }
+            p
+        }
+    };
+    CURRENT.try_with(|c| c.set(p)).ok()?;
+    Some(p)
+}
+
+/// The kernel's id for this thread.
+fn current_tid() -> i32 {
+    // SAFETY: gettid has no preconditions.
+    #[allow(unsafe_code)] // reason: the libc call
+    unsafe {
+        libc::gettid()
+    }
+}
+
+/// Runs `f` with this thread's events going to a scratch state that is
+/// dropped afterwards: calibration loops take the program's own code path
+/// (R1) without leaving a location behind. Backends calibrate their own
+/// actions (a C call, a compiler hook, a wrapper) this way.
+pub fn calibrating<R>(rt: &'static Runtime, f: impl FnOnce() -> R) -> R {
+    struct Restore(*const Thread);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let _ = CURRENT.try_with(|c| c.set(self.0));
+        }
+    }
+    let scratch = Box::new(Thread::new(rt, u32::MAX, rt.now()));
+    let previous = CURRENT.with(|c| c.replace(&*scratch));
+    let restore = Restore(previous);
+    let r = f();
+    drop(restore);
+    drop(scratch);
+    r
+}
+
+/// Whether the calling thread already has a location with this copy of
+/// the runtime (a directly measured cost may then be charged to it, R1).
+pub fn registered() -> bool {
+    CURRENT.try_with(|c| !c.get().is_null()).unwrap_or(false)
+}
