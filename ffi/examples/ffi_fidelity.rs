@@ -1,0 +1,219 @@
+//! The fidelity measurement of the README: builds `examples/fidelity.c`
+//! uninstrumented and instrumented (`-finstrument-functions`, heisen's
+//! barrier), runs the two alternately, and prints per worker thread the
+//! medians of the uninstrumented elapsed time, the instrumented one, and
+//! heisen's compensated and local-only times, each with its error against
+//! the uninstrumented run.
+//!
+//! ```text
+//! cargo run --release -p heisen-ffi --example ffi_fidelity -- [runs] [steps]
+//! ```
+//!
+//! A measurement, not a test: `tests/fidelity.rs` runs the same programs
+//! briefly and checks what they report, never their times.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+/// `libheisen.so` beside this example's build (`<target>/<profile>/deps`).
+fn library_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("the example's path");
+    let profile = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("<target>/<profile>/examples/fidelity");
+    [profile.join("deps"), profile.to_path_buf()]
+        .into_iter()
+        .find(|d| d.join("libheisen.so").exists())
+        .expect("libheisen.so is built with the example")
+}
+
+fn compile(dir: &Path, name: &str, instrumented: bool) -> PathBuf {
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/fidelity.c");
+    let exe = dir.join(name);
+    let mut cc = Command::new("cc");
+    cc.args(["-O2", "-pthread"])
+        .arg(&source)
+        .arg("-o")
+        .arg(&exe);
+    if instrumented {
+        let lib = library_dir();
+        cc.args(["-DHEISEN", "-finstrument-functions"])
+            .arg(format!(
+                "-I{}",
+                Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("include")
+                    .display()
+            ))
+            .arg(format!("-L{}", lib.display()))
+            .arg("-lheisen")
+            .arg(format!("-Wl,-rpath,{}", lib.display()));
+    }
+    let out = cc.output().expect("run cc");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    exe
+}
+
+/// Each worker's own `(elapsed, cpu)` times, as the program prints them.
+fn self_times(stdout: &str) -> [(f64, f64); 2] {
+    let mut times = [(0.0, 0.0); 2];
+    for line in stdout.lines() {
+        let Some(rest) = line.strip_prefix("worker ") else {
+            continue;
+        };
+        let id: usize = rest[..1].parse().expect("worker id");
+        let field = |name: &str| -> f64 {
+            rest.split(name)
+                .nth(1)
+                .and_then(|s| s.split_whitespace().next())
+                .and_then(|s| s.parse().ok())
+                .unwrap_or_else(|| panic!("{name} in {line}"))
+        };
+        times[id] = (field("elapsed "), field("cpu "));
+    }
+    times
+}
+
+/// Per worker `(measured, compensated, local-only, overhead)` from a report; the
+/// workers are told apart by their number of `twig` calls (worker 0 makes
+/// more).
+fn report_times(report: &Value) -> [(f64, f64, f64, f64); 2] {
+    let twig = report["regions"]
+        .as_array()
+        .expect("regions")
+        .iter()
+        .find(|r| r["name"] == "twig")
+        .and_then(|r| r["id"].as_u64())
+        .expect("a twig region");
+    let mut workers: Vec<(u64, (f64, f64, f64, f64))> = report["locations"]
+        .as_array()
+        .expect("locations")
+        .iter()
+        .filter_map(|l| {
+            let calls: u64 = l["regions"]
+                .as_array()?
+                .iter()
+                .filter(|r| r["region"].as_u64() == Some(twig))
+                .filter_map(|r| r["count"].as_u64())
+                .sum();
+            let n = |k: &str| l[k].as_f64().unwrap_or(f64::NAN);
+            let measured = n("measured_end") - n("start");
+            let compensated = n("approximated_end") - n("approximated_start");
+            let overhead = n("overhead");
+            (calls > 0).then_some((
+                calls,
+                (measured, compensated, measured - overhead, overhead),
+            ))
+        })
+        .collect();
+    assert_eq!(workers.len(), 2, "two worker locations");
+    workers.sort_by_key(|w| core::cmp::Reverse(w.0));
+    [workers[0].1, workers[1].1]
+}
+
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let runs: usize = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(7);
+    let steps: String = args.get(2).cloned().unwrap_or_else(|| "60".into());
+    let dir = std::env::temp_dir().join(format!("heisen-fidelity-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("work directory");
+    let plain = compile(&dir, "plain", false);
+    let instrumented = compile(&dir, "instrumented", true);
+
+    // [worker][quantity][run]: plain elapsed, plain cpu, instrumented
+    // (self), measured, compensated, local-only, instrumented cpu, cpu
+    // minus heisen's charged overhead.
+    let mut samples = vec![vec![Vec::new(); 8]; 2];
+    for run in 0..runs {
+        let out = Command::new(&plain)
+            .arg(&steps)
+            .output()
+            .expect("run plain");
+        let plain_times = self_times(&String::from_utf8_lossy(&out.stdout));
+        let output = dir.join(format!("run-{run}"));
+        std::fs::create_dir_all(&output).expect("report directory");
+        let out = Command::new(&instrumented)
+            .arg(&steps)
+            .env("HEISEN_OUTPUT", &output)
+            .env_remove("HEISEN_DISABLE")
+            .output()
+            .expect("run instrumented");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let self_instrumented = self_times(&String::from_utf8_lossy(&out.stdout));
+        let file = std::fs::read_dir(&output)
+            .expect("reports")
+            .map(|e| e.expect("entry").path())
+            .find(|p| p.extension().is_some_and(|e| e == "json"))
+            .expect("a report");
+        let report: Value =
+            serde_json::from_str(&std::fs::read_to_string(file).expect("read")).expect("json");
+        let from_report = report_times(&report);
+        for w in 0..2 {
+            let (measured, compensated, local, overhead) = from_report[w];
+            let values = [
+                plain_times[w].0,
+                plain_times[w].1,
+                self_instrumented[w].0,
+                measured,
+                compensated,
+                local,
+                self_instrumented[w].1,
+                self_instrumented[w].1 - overhead,
+            ];
+            for (q, v) in values.into_iter().enumerate() {
+                samples[w][q].push(v);
+            }
+        }
+    }
+    println!(
+        "fidelity.c, {steps} steps, medians of {runs} alternating runs, ms (error against uninstrumented)"
+    );
+    println!(
+        "{:<7} {:>15} {:>22} {:>22} {:>22}",
+        "worker", "uninstrumented", "instrumented", "compensated", "local-only"
+    );
+    let mut cpu = Vec::new();
+    for (w, quantities) in samples.iter_mut().enumerate() {
+        let m: Vec<f64> = quantities.iter_mut().map(|q| median(q) / 1e6).collect();
+        let err = |v: f64, base: f64| format!("{v:.2} ({:+.1} %)", 100.0 * (v - base) / base);
+        println!(
+            "{:<7} {:>15.2} {:>22} {:>22} {:>22}",
+            w,
+            m[0],
+            err(m[3], m[0]),
+            err(m[4], m[0]),
+            err(m[5], m[0])
+        );
+        cpu.push(format!(
+            "{:<7} {:>15.2} {:>22} {:>22}",
+            w,
+            m[1],
+            err(m[6], m[1]),
+            err(m[7], m[1])
+        ));
+    }
+    println!("thread CPU time, ms (not stretched by other processes on a busy machine):");
+    println!(
+        "{:<7} {:>15} {:>22} {:>22}",
+        "worker", "uninstrumented", "instrumented", "minus overhead"
+    );
+    for line in cpu {
+        println!("{line}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

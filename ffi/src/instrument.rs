@@ -1,0 +1,282 @@
+//! `-finstrument-functions` hooks: a C or C++ program compiled with that
+//! flag and linked with `-lheisen` gets every function as a region, named
+//! after the function in the report.
+//!
+//! This is the dilation case of seed 004 (§I, §III): many tiny functions,
+//! each paying an enter and an exit. The hooks are therefore cheap:
+//! a function's address maps to its region id through a lock-free table
+//! shared by all threads (004 §II.A.2: "a hash table that maps start
+//! addresses to their corresponding region identifiers, which eliminates
+//! the name lookup and string matching except for each function's first
+//! occurrence"). Only the first sight of a function resolves its name
+//! ([`crate::symbols`]), under a lock, and charges the time that took to
+//! the thread (R1: a directly measured cost adds its measured length).
+//! Each hook's own cost is calibrated through the hook itself
+//! ([`crate::actions`]).
+//!
+//! The hooks never recurse into themselves: heisen is not compiled with
+//! the flag, and a hook that fires while the same thread resolves a name
+//! (an instrumented `malloc`, say) returns at once — its enter and its
+//! exit both, so the region stack stays balanced.
+
+use core::cell::Cell;
+use core::ffi::c_void;
+use core::panic::AssertUnwindSafe;
+use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::collections::HashMap;
+use std::panic::catch_unwind;
+use std::sync::{Mutex, MutexGuard};
+
+use heisen_shmem::calibrate::SCRATCH_REGION;
+use heisen_shmem::runtime::{NO_REGION, Runtime};
+use heisen_shmem::{runtime, thread, with_current};
+
+use crate::actions::{Live, Mode};
+use crate::symbols::Symbols;
+
+/// Slots of the address table (a power of two, twice the name table).
+const SLOTS: usize = 1 << 15;
+/// Probes before a lookup gives up and asks the locked map.
+const PROBES: usize = 16;
+
+/// Function address -> region id, written once per function under
+/// [`RESOLVER`], read by every hook without a lock.
+struct Table {
+    /// 0 = empty; a key is published after its id (release/acquire).
+    keys: [AtomicUsize; SLOTS],
+    ids: [AtomicU32; SLOTS],
+}
+
+static TABLE: Table = Table {
+    keys: [const { AtomicUsize::new(0) }; SLOTS],
+    ids: [const { AtomicU32::new(NO_REGION) }; SLOTS],
+};
+
+#[inline(always)]
+fn slot(address: usize) -> usize {
+    // Fibonacci hashing of the address without its low (alignment) bits.
+    ((address as u64 >> 2).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - SLOTS.trailing_zeros()))
+        as usize
+}
+
+impl Table {
+    #[inline(always)]
+    fn get(&self, address: usize) -> Option<u32> {
+        let mut i = slot(address);
+        for _ in 0..PROBES {
+            let key = self.keys[i].load(Ordering::Acquire);
+            if key == address {
+                return Some(self.ids[i].load(Ordering::Relaxed));
+            }
+            if key == 0 {
+                return None;
+            }
+            i = (i + 1) & (SLOTS - 1);
+        }
+        None
+    }
+
+    /// Inserts under the resolver's lock (one writer); false when the
+    /// probe window is full (the locked map keeps the address then).
+    fn insert(&self, address: usize, id: u32) -> bool {
+        let mut i = slot(address);
+        for _ in 0..PROBES {
+            let key = self.keys[i].load(Ordering::Relaxed);
+            if key == address {
+                return true;
+            }
+            if key == 0 {
+                self.ids[i].store(id, Ordering::Relaxed);
+                self.keys[i].store(address, Ordering::Release);
+                return true;
+            }
+            i = (i + 1) & (SLOTS - 1);
+        }
+        false
+    }
+}
+
+/// Names resolved so far, and the symbol tables read.
+#[derive(Default)]
+struct Resolver {
+    ids: HashMap<usize, u32>,
+    symbols: Symbols,
+}
+
+static RESOLVER: Mutex<Option<Resolver>> = Mutex::new(None);
+
+fn resolver() -> MutexGuard<'static, Option<Resolver>> {
+    // A panic while resolving leaves at worst a name not interned.
+    RESOLVER.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+std::thread_local! {
+    /// Set while this thread resolves a name: hooks fired meanwhile
+    /// return at once.
+    static RESOLVING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// The region of `address`, resolving it on first sight: `(id, ns spent)`,
+/// `None` if this thread is resolving already.
+#[cold]
+#[inline(never)]
+fn resolve(rt: &'static Runtime, address: usize) -> Option<(u32, u64)> {
+    if RESOLVING.try_with(|r| r.replace(true)).unwrap_or(true) {
+        return None;
+    }
+    let t0 = rt.now();
+    let id = {
+        let mut guard = resolver();
+        let resolver = guard.get_or_insert_with(Resolver::default);
+        match resolver.ids.get(&address) {
+            Some(&id) => id,
+            None => {
+                let name = resolver.symbols.name_of(address);
+                // A name the table refuses (full) leaves the function
+                // unmeasured; the runtime reports the count.
+                let id = rt.region_id(&name).unwrap_or(NO_REGION);
+                resolver.ids.insert(address, id);
+                TABLE.insert(address, id);
+                id
+            }
+        }
+    };
+    let spent = rt.now().saturating_sub(t0);
+    let _ = RESOLVING.try_with(|r| r.set(false));
+    Some((id, spent))
+}
+
+/// An address the calibration enters as a function; mapped to the
+/// scratch region. No instrumented function has it: it is heisen's own.
+pub(crate) fn calibration_address() -> usize {
+    let address = calibration_address as fn() -> usize as usize;
+    let mut guard = resolver();
+    let resolver = guard.get_or_insert_with(Resolver::default);
+    resolver.ids.insert(address, SCRATCH_REGION);
+    TABLE.insert(address, SCRATCH_REGION);
+    address
+}
+
+/// A function's enter (the hot path, generic over who calls it).
+#[inline(always)]
+pub(crate) fn enter<M: Mode>(address: usize) {
+    let rt = runtime();
+    if rt.is_off() {
+        return;
+    }
+    let actions = M::actions(rt);
+    let (id, spent) = match TABLE.get(address) {
+        Some(id) => (id, 0),
+        None => {
+            // Charge the resolution only to a thread measured before it.
+            let registered = thread::registered();
+            match resolve(rt, address) {
+                Some((id, spent)) => (id, if registered { spent } else { 0 }),
+                None => return,
+            }
+        }
+    };
+    if id == NO_REGION {
+        return;
+    }
+    let cost = rt.cost(actions.hook_enter);
+    with_current(|s| {
+        if spent > 0 {
+            // R1: the name's resolution, measured directly.
+            s.overhead(spent);
+        }
+        s.enter_costing(id, 0, cost);
+    });
+}
+
+/// A function's exit (the hot path).
+#[inline(always)]
+pub(crate) fn exit<M: Mode>(address: usize) {
+    let rt = runtime();
+    if rt.is_off() {
+        return;
+    }
+    let actions = M::actions(rt);
+    let id = match TABLE.get(address) {
+        Some(id) => id,
+        // Not in the lock-free table: known to the locked map if its
+        // enter was measured (the table's probe window was full).
+        None => match known(address) {
+            Some(id) => id,
+            None => return,
+        },
+    };
+    if id == NO_REGION {
+        return;
+    }
+    let cost = rt.cost(actions.hook_exit);
+    // An exit the kernel refuses (a longjmp skipped the exits of the
+    // functions it left) is counted in the report.
+    with_current(|s| s.exit_costing(id, cost));
+}
+
+#[cold]
+fn known(address: usize) -> Option<u32> {
+    if RESOLVING.try_with(Cell::get).unwrap_or(true) {
+        return None;
+    }
+    resolver().as_ref()?.ids.get(&address).copied()
+}
+
+/// Called by code compiled with `-finstrument-functions` at the start of
+/// every function: enters the function's region.
+///
+/// # Safety
+/// Called by the compiler's instrumentation with the function's address.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __cyg_profile_func_enter(this_fn: *mut c_void, call_site: *mut c_void) {
+    let _ = call_site;
+    let _ = catch_unwind(AssertUnwindSafe(|| enter::<Live>(this_fn as usize)));
+}
+
+/// Called by code compiled with `-finstrument-functions` at the end of
+/// every function: exits the function's region.
+///
+/// # Safety
+/// Called by the compiler's instrumentation with the function's address.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __cyg_profile_func_exit(this_fn: *mut c_void, call_site: *mut c_void) {
+    let _ = call_site;
+    let _ = catch_unwind(AssertUnwindSafe(|| exit::<Live>(this_fn as usize)));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_finds_what_was_inserted_and_nothing_else() {
+        let table = Box::new(Table {
+            keys: [const { AtomicUsize::new(0) }; SLOTS],
+            ids: [const { AtomicU32::new(NO_REGION) }; SLOTS],
+        });
+        // Addresses 16 bytes apart, as functions are aligned.
+        for i in 1..=1000usize {
+            assert!(table.insert(0x40_0000 + 16 * i, i as u32));
+        }
+        for i in 1..=1000usize {
+            assert_eq!(table.get(0x40_0000 + 16 * i), Some(i as u32));
+        }
+        assert_eq!(table.get(0x40_0008), None);
+        assert_eq!(table.get(0x7f00_0000_0000), None);
+    }
+
+    #[test]
+    fn a_full_probe_window_is_refused_not_overwritten() {
+        let table = Box::new(Table {
+            keys: [const { AtomicUsize::new(0) }; SLOTS],
+            ids: [const { AtomicU32::new(NO_REGION) }; SLOTS],
+        });
+        // Fill every slot so that any window is full.
+        for (i, key) in table.keys.iter().enumerate() {
+            key.store(usize::MAX - i, Ordering::Relaxed);
+        }
+        assert!(!table.insert(0x1000, 7));
+        assert_eq!(table.get(0x1000), None);
+    }
+}

@@ -1,0 +1,93 @@
+//! The fidelity program (`examples/fidelity.c`) built both ways and run
+//! briefly: the instrumented build computes what the plain one computes,
+//! every tiny function is a region with its exact call count, the workers
+//! meet at heisen's barrier, and the report has what the README's
+//! fidelity table is made of. Times are measured by
+//! `cargo run --release -p heisen-ffi --example ffi_fidelity`, not here.
+
+mod common;
+
+use common::*;
+
+const STEPS: u64 = 5;
+
+#[test]
+fn fidelity_program_instrumented_computes_what_the_plain_one_does() {
+    let dir = work_dir("fidelity");
+    let fidelity = source("examples/fidelity.c");
+    let plain = dir.join("plain");
+    let out = std::process::Command::new("cc")
+        .args(["-O2", "-pthread", "-o"])
+        .arg(&plain)
+        .arg(&fidelity)
+        .output()
+        .expect("run cc");
+    assert!(out.status.success(), "{}", describe(&out));
+    let instrumented = build(
+        Language::C,
+        &dir,
+        "instrumented",
+        &[fidelity],
+        &["-O2", "-DHEISEN", "-finstrument-functions"],
+    );
+    let steps = STEPS.to_string();
+    let plain_out = stdout(&run(&plain, &dir, &[&steps], &[]));
+    let out = run(
+        &instrumented,
+        &dir,
+        &[&steps],
+        &[("HEISEN_OUTPUT", dir.to_str().expect("utf-8"))],
+    );
+    assert!(out.stderr.is_empty(), "{}", describe(&out));
+    let instrumented_out = stdout(&out);
+    for worker in 0..2 {
+        let checksum = |text: &str| {
+            let line = text
+                .lines()
+                .find(|l| l.starts_with(&format!("worker {worker}:")))
+                .unwrap_or_else(|| panic!("worker {worker} in {text}"));
+            line.split("checksum ").nth(1).map(str::to_owned)
+        };
+        assert_eq!(
+            checksum(&plain_out),
+            checksum(&instrumented_out),
+            "worker {worker}"
+        );
+    }
+
+    let report = report(&dir);
+    let twig = region_id(&report, "twig").expect("twig is a region");
+    let leaf = region_id(&report, "leaf").expect("leaf is a region");
+    let mut twigs: Vec<u64> = report["locations"]
+        .as_array()
+        .expect("locations")
+        .iter()
+        .map(|l| region_totals(l, twig).0)
+        .filter(|&n| n > 0)
+        .collect();
+    twigs.sort_unstable();
+    assert_eq!(
+        twigs,
+        [2000 * STEPS, 3000 * STEPS],
+        "calls per worker and step"
+    );
+    let leaves: u64 = report["locations"]
+        .as_array()
+        .expect("locations")
+        .iter()
+        .map(|l| region_totals(l, leaf).0)
+        .sum();
+    assert_eq!(leaves, 2 * 5000 * STEPS);
+    let actions: Vec<&str> = report["header"]["actions"]
+        .as_array()
+        .expect("actions")
+        .iter()
+        .filter_map(|a| a["action"].as_str())
+        .collect();
+    assert!(actions.contains(&"barrier_wait"), "{actions:?}");
+    assert!(actions.contains(&"cyg_profile_func_enter"), "{actions:?}");
+    for l in report["locations"].as_array().expect("locations") {
+        let (measured, compensated) = elapsed(l);
+        assert!(compensated < measured, "{l}");
+    }
+}

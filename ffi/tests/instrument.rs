@@ -1,0 +1,197 @@
+//! `-finstrument-functions`: a C program compiled with the flag and linked
+//! with `-lheisen` gets every function as a region named after it —
+//! static functions (from `.symtab`), exported ones (`dladdr`), functions
+//! of a shared library — whether the program is a PIE or a classic
+//! executable; a stripped one gets `0x<offset>@<object>` names whose
+//! offsets are the symbols' values (relative to the load bias).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::*;
+use serde_json::Value;
+
+/// Builds `tests/c/tiny.c` as `libtiny.so` in `dir`, instrumented.
+fn build_tiny(dir: &Path) {
+    let out = Command::new("cc")
+        .current_dir(dir)
+        .args([
+            "-shared",
+            "-fPIC",
+            "-O1",
+            "-finstrument-functions",
+            "-o",
+            "libtiny.so",
+        ])
+        .arg(source("tests/c/tiny.c"))
+        .output()
+        .expect("run cc");
+    assert!(out.status.success(), "{}", describe(&out));
+}
+
+/// Builds `tests/c/instrumented.c` with `flags`, linked with libtiny.
+fn build_instrumented(dir: &Path, name: &str, flags: &[&str]) -> PathBuf {
+    build_tiny(dir);
+    let rpath = format!("-Wl,-rpath,{}", dir.display());
+    let ldir = format!("-L{}", dir.display());
+    let mut all = vec!["-O1", "-finstrument-functions"];
+    all.extend_from_slice(flags);
+    all.extend_from_slice(&[ldir.as_str(), "-ltiny", rpath.as_str()]);
+    build(
+        Language::C,
+        dir,
+        name,
+        &[source("tests/c/instrumented.c")],
+        &all,
+    )
+}
+
+/// `(count, name)` of every region the report's locations entered.
+fn counts(report: &Value) -> Vec<(u64, String)> {
+    let names = report["regions"].as_array().expect("regions");
+    names
+        .iter()
+        .map(|r| {
+            let id = r["id"].as_u64().expect("id");
+            let count = report["locations"]
+                .as_array()
+                .expect("locations")
+                .iter()
+                .map(|l| region_totals(l, id).0)
+                .sum();
+            (count, r["name"].as_str().expect("name").to_owned())
+        })
+        .filter(|(count, _)| *count > 0)
+        .collect()
+}
+
+fn count_of(counts: &[(u64, String)], name: &str) -> u64 {
+    counts
+        .iter()
+        .find(|(_, n)| n == name)
+        .map_or(0, |(c, _)| *c)
+}
+
+/// The expected calls of `instrumented.c`: two threads call `api_function`
+/// 100 times each.
+const EXPECTED: [(&str, u64); 7] = [
+    ("main", 1),
+    ("worker", 2),
+    ("api_function", 200),
+    ("middle", 200),
+    ("leaf", 2000),
+    ("tiny_exported", 200),
+    ("tiny_static", 200),
+];
+
+fn check_named_report(dir: &Path, exe: &Path) {
+    let out = run(
+        exe,
+        dir,
+        &[],
+        &[("HEISEN_OUTPUT", dir.to_str().expect("utf-8"))],
+    );
+    assert!(stdout(&out).contains("total "), "{}", describe(&out));
+    assert!(
+        out.stderr.is_empty(),
+        "nothing went wrong: {}",
+        describe(&out)
+    );
+    let report = report(dir);
+    let counts = counts(&report);
+    for (name, count) in EXPECTED {
+        assert_eq!(count_of(&counts, name), count, "{name} in {counts:?}");
+    }
+    let locations = report["locations"].as_array().expect("locations");
+    assert_eq!(locations.len(), 3, "main and two threads");
+    assert_eq!(report["runtime"]["exit_mismatches"], 0);
+    assert_eq!(report["runtime"]["exits_without_enter"], 0);
+    for l in locations {
+        let (measured, compensated) = elapsed(l);
+        assert!(compensated < measured, "{l}");
+        assert!(l["overhead"].as_u64() > Some(0));
+    }
+    let hooks: Vec<&str> = report["header"]["actions"]
+        .as_array()
+        .expect("actions")
+        .iter()
+        .filter_map(|a| a["action"].as_str())
+        .filter(|a| a.starts_with("cyg_profile_func"))
+        .collect();
+    assert_eq!(hooks, ["cyg_profile_func_enter", "cyg_profile_func_exit"]);
+}
+
+#[test]
+fn a_pie_gets_every_function_by_name() {
+    let dir = work_dir("instrument_pie");
+    let exe = build_instrumented(&dir, "pie", &["-fPIE", "-pie"]);
+    check_named_report(&dir, &exe);
+}
+
+#[test]
+fn a_classic_executable_gets_every_function_by_name() {
+    let dir = work_dir("instrument_no_pie");
+    let exe = build_instrumented(&dir, "classic", &["-fno-PIE", "-no-pie"]);
+    check_named_report(&dir, &exe);
+}
+
+/// The value of symbol `name` in `exe`'s symbol table (`nm`).
+fn symbol_value(exe: &Path, name: &str) -> u64 {
+    let out = Command::new("nm").arg(exe).output().expect("run nm");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.split_whitespace().nth(2) == Some(name))
+        .unwrap_or_else(|| panic!("{name} in nm {}", exe.display()));
+    u64::from_str_radix(line.split_whitespace().next().expect("value"), 16).expect("hex")
+}
+
+#[test]
+fn a_stripped_pie_gets_offsets_relative_to_its_load_bias() {
+    let dir = work_dir("instrument_stripped");
+    let exe = build_instrumented(&dir, "stripped", &["-fPIE", "-pie"]);
+    let leaf = symbol_value(&exe, "leaf");
+    let main = symbol_value(&exe, "main");
+    let out = Command::new("strip").arg(&exe).output().expect("run strip");
+    assert!(out.status.success(), "{}", describe(&out));
+    let out = run(
+        &exe,
+        &dir,
+        &[],
+        &[("HEISEN_OUTPUT", dir.to_str().expect("utf-8"))],
+    );
+    assert!(out.status.success());
+    let counts = counts(&report(&dir));
+    // The static functions have no name left; their regions are named by
+    // the symbol values nm gave before stripping (not the run-time
+    // addresses, which move with the PIE's load address).
+    assert_eq!(
+        count_of(&counts, &format!("{leaf:#x}@stripped")),
+        2000,
+        "{counts:?}"
+    );
+    assert_eq!(
+        count_of(&counts, &format!("{main:#x}@stripped")),
+        1,
+        "{counts:?}"
+    );
+    // The shared library kept its symbols.
+    assert_eq!(count_of(&counts, "tiny_static"), 200, "{counts:?}");
+    assert_eq!(count_of(&counts, "tiny_exported"), 200, "{counts:?}");
+}
+
+#[test]
+fn instrumented_program_under_valgrind() {
+    let dir = work_dir("instrument_valgrind");
+    let exe = build_instrumented(&dir, "grind", &[]);
+    valgrind(
+        &exe,
+        &dir,
+        &[],
+        &[("HEISEN_OUTPUT", dir.to_str().expect("utf-8"))],
+    );
+    let counts = counts(&report(&dir));
+    assert_eq!(count_of(&counts, "leaf"), 2000, "{counts:?}");
+}
