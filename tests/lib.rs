@@ -1,0 +1,2 @@
+//! Cross-crate integration tests live in `tests/`; this crate has no
+//! library code.
