@@ -41,12 +41,7 @@ fn c_program_regions_selection_snapshot_and_report() {
         .filter_map(|r| r["name"].as_str())
         .collect();
     assert_eq!(selected, ["solve", "exchange"]);
-    let actions: Vec<&str> = report["header"]["actions"]
-        .as_array()
-        .expect("actions")
-        .iter()
-        .filter_map(|a| a["action"].as_str())
-        .collect();
+    let actions = action_names(&report);
     for a in [
         "c_enter",
         "c_exit",

@@ -22,18 +22,6 @@ fn build_handles(dir: &std::path::Path) -> std::path::PathBuf {
     )
 }
 
-fn check(out: &std::process::Output) {
-    let text = stdout(out);
-    for case in CASES {
-        assert!(
-            text.lines().any(|l| l == format!("ok {case}")),
-            "case {case}:\n{}",
-            describe(out)
-        );
-    }
-    assert!(text.contains("0 failures"), "{}", describe(out));
-}
-
 #[test]
 fn mutex_barrier_condvar_and_queue_synchronise_and_merge() {
     let dir = work_dir("handles");
@@ -44,14 +32,9 @@ fn mutex_barrier_condvar_and_queue_synchronise_and_merge() {
         &[],
         &[("HEISEN_OUTPUT", dir.to_str().expect("utf-8"))],
     );
-    check(&out);
+    expect_cases(&out, &CASES);
     let report = report(&dir);
-    let actions: Vec<&str> = report["header"]["actions"]
-        .as_array()
-        .expect("actions")
-        .iter()
-        .filter_map(|a| a["action"].as_str())
-        .collect();
+    let actions = action_names(&report);
     for a in [
         "mutex_acquire",
         "mutex_release",
@@ -83,5 +66,5 @@ fn handles_under_valgrind() {
         &[],
         &[("HEISEN_OUTPUT", dir.to_str().expect("utf-8"))],
     );
-    check(&out);
+    expect_cases(&out, &CASES);
 }

@@ -113,11 +113,8 @@ fn check_named_report(dir: &Path, exe: &Path) {
         assert!(compensated < measured, "{l}");
         assert!(l["overhead"].as_u64() > Some(0));
     }
-    let hooks: Vec<&str> = report["header"]["actions"]
-        .as_array()
-        .expect("actions")
-        .iter()
-        .filter_map(|a| a["action"].as_str())
+    let hooks: Vec<&str> = action_names(&report)
+        .into_iter()
         .filter(|a| a.starts_with("cyg_profile_func"))
         .collect();
     assert_eq!(hooks, ["cyg_profile_func_enter", "cyg_profile_func_exit"]);

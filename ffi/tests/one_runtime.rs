@@ -56,12 +56,7 @@ fn the_c_api_and_the_pthread_interposer_share_one_runtime() {
     for l in locations {
         assert_eq!(region_totals(l, region).0, 100, "{l}");
     }
-    let actions: Vec<&str> = report["header"]["actions"]
-        .as_array()
-        .expect("actions")
-        .iter()
-        .filter_map(|a| a["action"].as_str())
-        .collect();
+    let actions = action_names(&report);
     for a in ["c_enter", "pthread_mutex_lock", "pthread_mutex_unlock"] {
         assert!(actions.contains(&a), "{a} in {actions:?}");
     }

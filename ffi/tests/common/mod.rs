@@ -267,3 +267,27 @@ pub(crate) fn number_after(text: &str, marker: &str) -> i64 {
         .parse()
         .unwrap_or_else(|_| panic!("no number after {marker:?} in {text}"))
 }
+
+/// The names of the calibrated actions a report lists.
+pub(crate) fn action_names(report: &Value) -> Vec<&str> {
+    report["header"]["actions"]
+        .as_array()
+        .expect("actions")
+        .iter()
+        .filter_map(|a| a["action"].as_str())
+        .collect()
+}
+
+/// Checks that a C test program printed `ok CASE` for every case and
+/// `0 failures`.
+pub(crate) fn expect_cases(out: &Output, cases: &[&str]) {
+    let text = stdout(out);
+    for case in cases {
+        assert!(
+            text.lines().any(|l| l == format!("ok {case}")),
+            "case {case}:\n{}",
+            describe(out)
+        );
+    }
+    assert!(text.contains("0 failures"), "{}", describe(out));
+}
