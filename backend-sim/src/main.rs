@@ -592,46 +592,67 @@ fn replay_table(program: &Program, c: &Comparison, replay: &RunResult) -> String
         .unwrap_or(8)
         .max(10);
     out += &format!(
-        "{:<width$}  {:>11}  {:>19}  {:>19}  {:>19}  {:>19}\n",
+        "{:<width$}  {:>11}  {:>18}  {:>18}  {:>21}  {:>21}\n",
         "location", "truth", "measured observed", "measured approx", "R5 observed", "R5 approx"
     );
     for (i, row) in c.rows.iter().enumerate() {
         let (o, p) = (&eo[i], &ea[i]);
+        let r5 = |v: i64| {
+            let e = v - row.truth as i64;
+            let pct = if row.truth == 0 {
+                "-".to_string()
+            } else {
+                percent(e, row.truth as i64)
+            };
+            let sign = if e > 0 && !pct.starts_with('-') {
+                "+"
+            } else {
+                ""
+            };
+            format!("{} ({sign}{pct}%)", unit.fmt(v))
+        };
         out += &format!(
-            "{:<width$}  {:>11}  {:>19}  {:>19}  {:>19}  {:>19}\n",
+            "{:<width$}  {:>11}  {:>18}  {:>18}  {:>21}  {:>21}\n",
             row.location,
             unit.fmt(row.truth as i64),
             unit.fmt(o.measured as i64),
             unit.fmt(p.measured as i64),
-            unit.fmt(o.timestamped),
-            unit.fmt(p.timestamped)
+            r5(o.timestamped),
+            r5(p.timestamped)
         );
     }
+    out += "R5: the timestamped estimate of the end, error against the truth in parentheses\n";
+    let pt = analysis::online_profile(program, &c.truth);
     let po = analysis::online_profile(program, observed);
     let pa = analysis::online_profile(program, replay);
     out += &format!(
-        "critical path (online, timestamped kernels): observed order {} {} ending at {}; approximated order {} {} ending at {}\n",
+        "critical path (online kernels): truth {} {u} ending at {}; measured, observed order {} {u} ending at {}; approximated order {} {u} ending at {}\n",
+        unit.fmt(pt.length),
+        pt.ends_at,
         unit.fmt(po.length),
-        unit.name(),
         po.ends_at,
         unit.fmt(pa.length),
-        unit.name(),
-        pa.ends_at
+        pa.ends_at,
+        u = unit.name()
     );
     out += &format!(
-        "{:<width$}  {:>14}  {:>14}\n",
-        "region", "% CP observed", "% CP approx"
+        "{:<width$}  {:>10}  {:>14}  {:>14}\n",
+        "region", "% CP truth", "% CP observed", "% CP approx"
     );
-    for r in &po.rows {
-        let other = pa.rows.iter().find(|x| x.id == r.id);
-        let share = |p: &analysis::CpProfile, v: Option<i64>| {
-            v.map_or("-".to_string(), |v| percent(v, p.length))
-        };
+    let share = |p: &analysis::CpProfile, id: u32| {
+        p.rows
+            .iter()
+            .find(|x| x.id == id)
+            .and_then(|x| x.cp_inclusive)
+            .map_or("-".to_string(), |v| percent(v, p.length))
+    };
+    for r in &pt.rows {
         out += &format!(
-            "{:<width$}  {:>14}  {:>14}\n",
+            "{:<width$}  {:>10}  {:>14}  {:>14}\n",
             r.region,
-            share(&po, r.cp_inclusive),
-            share(&pa, other.and_then(|x| x.cp_inclusive))
+            share(&pt, r.id),
+            share(&po, r.id),
+            share(&pa, r.id)
         );
     }
     out
