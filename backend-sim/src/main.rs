@@ -91,7 +91,8 @@ enum Command {
     ///
     /// Reads the program's live table (docs/monitor.md) without stopping
     /// it and shows the longest path over the latest sample of every
-    /// thread, with each selected region's share and zeroed length (R10),
+    /// thread, with each selected region's share, the path's length with the
+    /// region at zero (CP if zero) and the reduction (zero-gain, R10),
     /// refreshed until the program ends (or Ctrl-C).
     Monitor {
         /// The program's pid, or its table `/dev/shm/heisen.<pid>.monitor`.
@@ -143,7 +144,7 @@ struct SimulateArgs {
     no_analysis: bool,
     /// Run the offline analysis even when the program is long (it keeps
     /// the truth's whole activity graph in memory; skipped by default
-    /// above 2 million operations).
+    /// above 1 million operations).
     #[arg(long)]
     full_analysis: bool,
     /// How wildcard receives match in the measured run: `observed` (the
@@ -195,7 +196,7 @@ fn count(name: &'static str) -> impl Fn(&str) -> Result<u64, String> + Clone {
 /// Operations above which the offline analysis is skipped unless asked
 /// for (`--full-analysis`): it keeps the truth's activity graph, about
 /// 100 bytes per operation.
-const ANALYSIS_OPS: f64 = 2e6;
+const ANALYSIS_OPS: f64 = 1e6;
 /// Operations above which a run is announced as possibly endless.
 const ENDLESS_OPS: f64 = 1e10;
 
