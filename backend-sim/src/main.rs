@@ -18,7 +18,9 @@ use clap::{Parser, Subcommand};
 use heisen_sim::analysis;
 use heisen_sim::builtin::{self, BUILTINS};
 use heisen_sim::compare::Comparison;
-use heisen_sim::engine::{Compiled, Matching, PROGRESS, RunOptions, RunResult, run, run_compiled};
+use heisen_sim::engine::{
+    Compiled, Matching, PROGRESS, RunOptions, RunResult, call_sites, run, run_compiled,
+};
 use heisen_sim::output::{json, monitor, report, svg, trace};
 use heisen_sim::program::{MAX_PER_BYTE, MAX_TIME, Op, Program};
 use heisen_sim::transfer::{LogGops, Network};
@@ -133,6 +135,10 @@ struct SimulateArgs {
     /// Print every location's row (default: a summary above 16 locations).
     #[arg(long)]
     all_locations: bool,
+    /// List every communication call site and peer (default: the longest
+    /// waits).
+    #[arg(long)]
+    all_comms: bool,
     /// Stop every run after N events with an error (a runaway program's
     /// brake).
     #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = count("--max-events"))]
@@ -411,7 +417,7 @@ fn simulate(a: SimulateArgs) -> Result<String, String> {
     let scenario = &a.scenario;
     let mut loaded = load(scenario, a.seed)?;
     let program = match &mut loaded {
-        Loaded::Program(p) => p,
+        Loaded::Program(p, _) => p,
         Loaded::Goal(c) => &mut c.program,
     };
     if let Some(seed) = a.seed {
@@ -443,9 +449,9 @@ fn simulate(a: SimulateArgs) -> Result<String, String> {
             .map_err(|e| format!("{scenario}: {e}"))?;
     }
     let max_events = a.max_events.unwrap_or(u64::MAX);
-    let program = match loaded {
+    let (program, lines) = match loaded {
         Loaded::Goal(c) => return simulate_goal(scenario, &c, &outputs, &progress, max_events),
-        Loaded::Program(p) => p,
+        Loaded::Program(p, lines) => (p, lines),
     };
     let ops: f64 = program.locations.iter().map(|l| operations(&l.body)).sum();
     if ops > ENDLESS_OPS && a.max_events.is_none() {
@@ -507,6 +513,14 @@ fn simulate(a: SimulateArgs) -> Result<String, String> {
         }
         out.push_str(analysis::LEGEND);
     }
+    out.push('\n');
+    out.push_str(&comm_table(
+        &program,
+        scenario,
+        lines.as_ref(),
+        &c.measured,
+        a.all_comms,
+    ));
     if matching == Matching::Approximated {
         progress.phase("measured run, wildcards matched by approximated send time (R11)");
         let replay = run(
@@ -530,6 +544,188 @@ fn simulate(a: SimulateArgs) -> Result<String, String> {
     drop(progress);
     let _ = std::io::stdout().write_all(out.as_bytes());
     written.map(|()| String::new())
+}
+
+/// Communication records listed without `--all-comms`.
+const COMM_ROWS: usize = 8;
+
+/// The measured run's communication records (R12) summed per location,
+/// call site and peer, the longest waits first, each call site named by
+/// its operation and where it is written (file:line, or its position in
+/// a built-in's operations).
+fn comm_table(
+    program: &Program,
+    file: &str,
+    lines: Option<&scenario::OpLines>,
+    measured: &RunResult,
+    all: bool,
+) -> String {
+    use heisen_sim::output::units::Unit;
+    let Some(reports) = &measured.reports else {
+        return String::new();
+    };
+    let mut rows: Vec<(usize, &heisen_core::report::CommEntry)> = reports
+        .iter()
+        .enumerate()
+        .flat_map(|(l, r)| r.comms.iter().map(move |c| (l, c)))
+        .collect();
+    if rows.is_empty() {
+        return String::new();
+    }
+    rows.sort_by(|a, b| {
+        b.1.measured_wait
+            .cmp(&a.1.measured_wait)
+            .then((a.0, a.1.site, a.1.peer).cmp(&(b.0, b.1.site, b.1.peer)))
+    });
+    let unit = Unit::for_max(
+        rows.iter()
+            .map(|r| r.1.measured_wait as i64)
+            .max()
+            .unwrap_or(0),
+    );
+    let name = |l: usize| program.locations.get(l).map_or("?", |s| s.name.as_str());
+    // Site names per location, computed once for the locations listed.
+    let mut sites: std::collections::HashMap<usize, Vec<(u32, Vec<usize>)>> =
+        std::collections::HashMap::new();
+    let shown = if all {
+        rows.len()
+    } else {
+        COMM_ROWS.min(rows.len())
+    };
+    let mut named = Vec::with_capacity(shown);
+    for &(l, c) in &rows[..shown] {
+        let body = &program.locations[l].body;
+        let list = sites.entry(l).or_insert_with(|| call_sites(body));
+        let path = list
+            .iter()
+            .find(|(s, _)| *s == c.site)
+            .map(|(_, p)| p.clone());
+        let site = match path {
+            Some(path) => {
+                let what = op_at(body, &path).map_or("?".to_string(), |op| describe(op, program));
+                let place = match lines
+                    .and_then(|ls| ls.get(l))
+                    .and_then(|ls| ls.iter().find(|(p, _)| *p == path).map(|(_, line)| *line))
+                {
+                    Some(line) => format!("{file}:{line}"),
+                    None => format!(
+                        "op {}",
+                        path.iter()
+                            .map(|i| (i + 1).to_string())
+                            .collect::<Vec<_>>()
+                            .join(".")
+                    ),
+                };
+                format!("{what} ({place})")
+            }
+            None => format!("site {}", c.site),
+        };
+        named.push(site);
+    }
+    let lw = rows[..shown]
+        .iter()
+        .map(|r| name(r.0).chars().count())
+        .max()
+        .unwrap_or(8)
+        .max(8);
+    let sw = named
+        .iter()
+        .map(|n| n.chars().count())
+        .max()
+        .unwrap_or(9)
+        .max(9);
+    let mut out = format!(
+        "communication of the measured run by location, call site and peer, longest waits first (times in {}):\n",
+        unit.name()
+    );
+    out += &format!(
+        "{:<lw$}  {:<sw$}  {:>8}  {:>8}  {:>10}  {:>10}  {:>11}  {:>10}  {:>8}\n",
+        "location",
+        "call site",
+        "peer",
+        "calls",
+        "bytes",
+        "wait",
+        "compensated",
+        "transfer",
+        "reorders"
+    );
+    for ((l, c), site) in rows[..shown].iter().zip(&named) {
+        let peer = if c.peer == u32::MAX {
+            "-"
+        } else {
+            name(c.peer as usize)
+        };
+        out += &format!(
+            "{:<lw$}  {:<sw$}  {:>8}  {:>8}  {:>10}  {:>10}  {:>11}  {:>10}  {:>8}\n",
+            name(*l),
+            site,
+            peer,
+            c.count,
+            c.bytes,
+            unit.fmt(c.measured_wait as i64),
+            unit.fmt(c.compensated_wait),
+            unit.fmt(c.transfer),
+            c.reorders
+        );
+    }
+    if rows.len() > shown {
+        out += &format!(
+            "({} more records: --all-comms lists them)\n",
+            rows.len() - shown
+        );
+    }
+    out += "wait: the measured time the calls waited; compensated: that wait after compensation (R4); transfer: the transfer estimate (R5); reorders: wildcard matches approximated times would have ordered otherwise (R11)\n";
+    out
+}
+
+/// The operation at `path` (indices into nested bodies) of `body`.
+fn op_at<'a>(body: &'a [Op], path: &[usize]) -> Option<&'a Op> {
+    let (&first, rest) = path.split_first()?;
+    let op = body.get(first)?;
+    match (op, rest.is_empty()) {
+        (_, true) => Some(op),
+        (Op::Region { body, .. } | Op::Loop { body, .. }, false) => op_at(body, rest),
+        _ => None,
+    }
+}
+
+/// A point-to-point operation in the scenario's words: `recv from any
+/// tag 1`, `send to last tag 2`.
+fn describe(op: &Op, program: &Program) -> String {
+    use heisen_sim::program::{Dest, Source};
+    let loc = |l: u32| {
+        program
+            .locations
+            .get(l as usize)
+            .map_or("?".to_string(), |s| s.name.clone())
+    };
+    let dest = |d: &Dest| match d {
+        Dest::Location(l) => loc(*l),
+        Dest::LastSource => "last".into(),
+    };
+    let source = |s: &Source| match s {
+        Source::Location(l) => loc(*l),
+        Source::Any => "any".into(),
+    };
+    let tag = |t: &Option<u32>| t.map_or(" any tag".to_string(), |t| format!(" tag {t}"));
+    match op {
+        Op::Send { to, tag: t, .. } => format!("send to {}{}", dest(to), tag(&Some(*t))),
+        Op::Isend { to, tag: t, .. } => format!("isend to {}{}", dest(to), tag(&Some(*t))),
+        Op::Recv { from, tag: t, .. } => format!("recv from {}{}", source(from), tag(t)),
+        Op::Irecv { from, tag: t, .. } => format!("irecv from {}{}", source(from), tag(t)),
+        Op::Sendrecv {
+            to, from, tag: t, ..
+        } => {
+            format!(
+                "sendrecv to {} from {}{}",
+                dest(to),
+                source(from),
+                tag(&Some(*t))
+            )
+        }
+        _ => "operation".into(),
+    }
 }
 
 /// Warns (stderr) about messages that arrived but that no receive took.
@@ -698,13 +894,15 @@ fn simulate_goal(
 /// A scenario as read: GOAL schedules are compiled as they are read (the
 /// least memory for large ones).
 enum Loaded {
-    Program(Program),
+    /// A program, with the line of every operation when it was read from
+    /// a file.
+    Program(Program, Option<scenario::OpLines>),
     Goal(Compiled),
 }
 
 fn load(name: &str, seed: Option<u64>) -> Result<Loaded, String> {
     if let Some(p) = builtin::program(name, seed) {
-        return Ok(Loaded::Program(p));
+        return Ok(Loaded::Program(p, None));
     }
     let path = Path::new(name);
     let extension = path.extension().and_then(|e| e.to_str()).unwrap_or("");
@@ -721,8 +919,8 @@ fn load(name: &str, seed: Option<u64>) -> Result<Loaded, String> {
             .map(Loaded::Goal);
     }
     let text = std::fs::read_to_string(path).map_err(|e| format!("{name}: {e}"))?;
-    scenario::parse(name, &text)
-        .map(Loaded::Program)
+    scenario::parse_with_lines(name, &text)
+        .map(|(p, lines)| Loaded::Program(p, Some(lines)))
         .map_err(|e| e.to_string())
 }
 

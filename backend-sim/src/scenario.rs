@@ -132,6 +132,10 @@ struct Reader<'a> {
     text: &'a str,
     names: Vec<String>,
     regions: Vec<String>,
+    /// The path of the operation being read (indices into nested bodies).
+    path: Vec<usize>,
+    /// The line of every operation of the location being read, by path.
+    lines: Vec<(Vec<usize>, usize)>,
 }
 
 impl Reader<'_> {
@@ -200,7 +204,15 @@ impl Reader<'_> {
     }
 
     fn ops(&mut self, ops: &[Spanned<OpFile>], loops: &mut u32) -> Result<Vec<Op>, InputError> {
-        ops.iter().map(|op| self.op(op, loops)).collect()
+        let mut out = Vec::with_capacity(ops.len());
+        for (i, op) in ops.iter().enumerate() {
+            self.path.push(i);
+            let line = line_of(self.text, op.span().start);
+            self.lines.push((self.path.clone(), line));
+            out.push(self.op(op, loops)?);
+            self.path.pop();
+        }
+        Ok(out)
     }
 
     fn op(&mut self, spanned: &Spanned<OpFile>, loops: &mut u32) -> Result<Op, InputError> {
@@ -409,8 +421,18 @@ impl Reader<'_> {
     }
 }
 
+/// Where each operation of each location is written: per location, the
+/// path of every operation (indices into nested bodies, as
+/// [`crate::engine::call_sites`] gives them) and its 1-based line.
+pub type OpLines = Vec<std::sync::Arc<Vec<(Vec<usize>, usize)>>>;
+
 /// Parses a TOML scenario; `file` names it in errors.
 pub fn parse(file: &str, text: &str) -> Result<Program, InputError> {
+    parse_with_lines(file, text).map(|(p, _)| p)
+}
+
+/// [`parse`], with the line of every operation.
+pub fn parse_with_lines(file: &str, text: &str) -> Result<(Program, OpLines), InputError> {
     let scenario: ScenarioFile = toml::from_str(text).map_err(|e| {
         let line = e.span().map_or(0, |s| line_of(text, s.start));
         InputError::new(
@@ -459,8 +481,11 @@ pub fn parse(file: &str, text: &str) -> Result<Program, InputError> {
         text,
         names,
         regions: Vec::new(),
+        path: Vec::new(),
+        lines: Vec::new(),
     };
     let mut locations = Vec::new();
+    let mut lines = Vec::new();
     // Loop ids are numbered across the whole file, in order.
     let mut loops = 0;
     for loc in &scenario.location {
@@ -477,6 +502,8 @@ pub fn parse(file: &str, text: &str) -> Result<Program, InputError> {
         };
         let body = reader.ops(&l.ops, &mut loops)?;
         let count = l.count.unwrap_or(1);
+        let group = std::sync::Arc::new(core::mem::take(&mut reader.lines));
+        lines.extend((0..count).map(|_| std::sync::Arc::clone(&group)));
         for i in 1..=count {
             let name = if count == 1 {
                 l.name.clone()
@@ -527,7 +554,7 @@ pub fn parse(file: &str, text: &str) -> Result<Program, InputError> {
     program
         .validate()
         .map_err(|e| InputError::new(file, 0, e))?;
-    Ok(program)
+    Ok((program, lines))
 }
 
 /// The TOML reader's message (serde's vocabulary: `u64`, untagged enums)

@@ -414,3 +414,77 @@ pub(super) fn req_name(r: Req) -> String {
         format!("<internal {}>", r.0 & !Req::INTERNAL)
     }
 }
+
+/// The point-to-point call sites of a location's operations `body`: the
+/// site id the engine's communication records carry (the index of the
+/// send or receive instruction in the location's code, R12) and the path
+/// to its operation (indices into nested bodies), in code order. What
+/// lets a record be named by its operation and where it is written.
+pub fn call_sites(body: &[Op]) -> Vec<(u32, Vec<usize>)> {
+    fn walk(ops: &[Op], path: &mut Vec<usize>, at: &mut usize, out: &mut Vec<(u32, Vec<usize>)>) {
+        for (i, op) in ops.iter().enumerate() {
+            path.push(i);
+            match op {
+                // An enter or loop start, the body, an exit or loop end
+                // ([`Code::compile_op`]).
+                Op::Region { body, .. } | Op::Loop { body, .. } => {
+                    *at += 1;
+                    walk(body, path, at, out);
+                    *at += 1;
+                }
+                leaf => {
+                    let mut code = Code::default();
+                    code.add(0, core::slice::from_ref(leaf));
+                    for (k, instr) in code.instrs.iter().enumerate() {
+                        if matches!(instr, Instr::Isend { .. } | Instr::Irecv { .. }) {
+                            out.push(((*at + k) as u32, path.clone()));
+                        }
+                    }
+                    *at += code.instrs.len();
+                }
+            }
+            path.pop();
+        }
+    }
+    let mut out = Vec::new();
+    walk(body, &mut Vec::new(), &mut 0, &mut out);
+    out
+}
+
+#[cfg(test)]
+mod sites {
+    use super::*;
+
+    #[test]
+    fn call_sites_are_the_compiled_send_and_receive_instructions() {
+        let program = crate::builtin::master_worker_default();
+        for spec in &program.locations {
+            let mut code = Code::default();
+            code.add(0, &spec.body);
+            let compiled: Vec<u32> = code
+                .instrs
+                .iter()
+                .enumerate()
+                .filter(|(_, i)| matches!(i, Instr::Isend { .. } | Instr::Irecv { .. }))
+                .map(|(k, _)| k as u32)
+                .collect();
+            let sites = call_sites(&spec.body);
+            assert_eq!(sites.iter().map(|s| s.0).collect::<Vec<_>>(), compiled);
+            // Every path leads to a send or a receive.
+            for (_, path) in &sites {
+                let mut ops = &spec.body[..];
+                let mut op = None;
+                for &i in path {
+                    op = ops.get(i);
+                    if let Some(Op::Region { body, .. } | Op::Loop { body, .. }) = op {
+                        ops = body;
+                    }
+                }
+                assert!(
+                    matches!(op, Some(Op::Send { .. } | Op::Recv { .. })),
+                    "{op:?}"
+                );
+            }
+        }
+    }
+}

@@ -56,7 +56,7 @@ mod work;
 mod world;
 
 pub(crate) use code::Code;
-pub use code::{Compiled, compile};
+pub use code::{Compiled, call_sites, compile};
 pub use options::{MAX_CLOCK, Matching, RunOptions, SimError};
 pub use probe::{
     DEPTH, Kernel, REPORT_COMMS, REPORT_LOOPS, REPORT_REGIONS, SELECTED, SimProfile, SimReport,
