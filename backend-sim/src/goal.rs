@@ -18,7 +18,7 @@ use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 
-use crate::engine::{self, Code, Compiled};
+use crate::engine::{self, Code, Compiled, Edge, Graph, GraphOp, OpKind};
 use crate::input::InputError;
 use crate::program::{
     Dest, Duration, Kind, LocationSpec, MAX_BYTES, MAX_LOCATIONS, MAX_TIME, Op, Program, Source,
@@ -72,6 +72,9 @@ pub struct GoalNode {
 pub struct Schedule {
     /// Operations of each rank.
     pub ranks: Vec<Vec<GoalNode>>,
+    /// The dependency lines of each rank, in file order (LogGOPSim keeps
+    /// each operation's dependents in this order, docs/goal.md G2).
+    pub edges: Vec<Vec<Edge>>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -315,7 +318,7 @@ fn rank_id(file: &str, line: usize, n: u64) -> Result<u32, InputError> {
 pub fn parse(file: &str, text: &str) -> Result<Schedule, InputError> {
     let mut p = Parser::new(file, text)?;
     let mut num_ranks: Option<(u64, usize)> = None;
-    let mut ranks: Vec<(u32, usize, Vec<GoalNode>)> = Vec::new();
+    let mut ranks: Vec<(u32, usize, Rank)> = Vec::new();
     loop {
         let line = p.line;
         match p.token {
@@ -335,8 +338,8 @@ pub fn parse(file: &str, text: &str) -> Result<Schedule, InputError> {
                     return Err(p.error("\"{\""));
                 }
                 p.advance()?;
-                let nodes = parse_rank(&mut p)?;
-                ranks.push((r, line, nodes));
+                let rank = parse_rank(&mut p)?;
+                ranks.push((r, line, rank));
             }
             _ => return Err(p.error("\"num_ranks\", \"rank\" or the end of the line")),
         }
@@ -357,8 +360,9 @@ pub fn parse(file: &str, text: &str) -> Result<Schedule, InputError> {
     }
     let mut schedule = Schedule {
         ranks: vec![Vec::new(); n as usize],
+        edges: vec![Vec::new(); n as usize],
     };
-    for (r, line, nodes) in ranks {
+    for (r, line, (nodes, edges)) in ranks {
         let Some(slot) = schedule.ranks.get_mut(r as usize) else {
             return Err(InputError::new(
                 file,
@@ -374,6 +378,7 @@ pub fn parse(file: &str, text: &str) -> Result<Schedule, InputError> {
             ));
         }
         *slot = nodes;
+        schedule.edges[r as usize] = edges;
     }
     for nodes in &schedule.ranks {
         for node in nodes {
@@ -394,8 +399,12 @@ pub fn parse(file: &str, text: &str) -> Result<Schedule, InputError> {
     Ok(schedule)
 }
 
-fn parse_rank(p: &mut Parser<'_>) -> Result<Vec<GoalNode>, InputError> {
+/// A rank's operations and its dependency lines in file order.
+type Rank = (Vec<GoalNode>, Vec<Edge>);
+
+fn parse_rank(p: &mut Parser<'_>) -> Result<Rank, InputError> {
     let mut nodes = Vec::new();
+    let mut edges = Vec::new();
     // Labels are local to a rank (LogGOPSim clears its table per rank).
     let mut labels: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     loop {
@@ -407,7 +416,7 @@ fn parse_rank(p: &mut Parser<'_>) -> Result<Vec<GoalNode>, InputError> {
             }
             Token::Close => {
                 p.advance()?;
-                return Ok(nodes);
+                return Ok((nodes, edges));
             }
             Token::Word("send" | "recv" | "calc") => {
                 let (op, cpu, nic) = parse_op(p)?;
@@ -465,11 +474,17 @@ fn parse_rank(p: &mut Parser<'_>) -> Result<Vec<GoalNode>, InputError> {
                                 format!("{label} depends on itself"),
                             ));
                         }
-                        if kind == "requires" {
-                            nodes[a].requires.push(b);
-                        } else {
+                        let start = kind == "irequires";
+                        if start {
                             nodes[a].irequires.push(b);
+                        } else {
+                            nodes[a].requires.push(b);
                         }
+                        edges.push(Edge {
+                            dependent: a as u32,
+                            dependency: b as u32,
+                            start,
+                        });
                     }
                     _ => return Err(p.error("\":\", \"requires\" or \"irequires\"")),
                 }
@@ -600,6 +615,79 @@ impl Schedule {
         }
         Ok(goal_program(name, locations, network))
     }
+}
+
+impl Schedule {
+    /// The schedule as a dependency graph, to run as LogGOPSim does
+    /// ([`engine::run_graph`], docs/goal.md). `name` names the file in
+    /// errors. Refuses what LogGOPSim would take silently or misread: a
+    /// dependency cycle (its operations would never run) and a send to
+    /// the sending rank.
+    pub fn to_graph(&self, name: &str) -> Result<Graph, InputError> {
+        let mut graph = Graph::new();
+        let mut ops = Vec::new();
+        for (r, nodes) in self.ranks.iter().enumerate() {
+            ops.clear();
+            for node in nodes {
+                ops.push(graph_op(name, r, node)?);
+            }
+            if topological(nodes).is_none() {
+                return Err(InputError::new(
+                    name,
+                    nodes.first().map_or(0, |n| n.line),
+                    format!("rank {r}: the dependencies form a cycle"),
+                ));
+            }
+            let edges = self.edges.get(r).map_or(&[][..], Vec::as_slice);
+            graph
+                .add_rank(&ops, edges)
+                .map_err(|e| InputError::new(name, 0, e))?;
+        }
+        Ok(graph)
+    }
+}
+
+/// `node` of rank `r` as the graph executor's operation.
+fn graph_op(name: &str, r: usize, node: &GoalNode) -> Result<GraphOp, InputError> {
+    let (kind, size, peer, tag) = match node.op {
+        GoalOp::Calc(ns) => (OpKind::Calc, ns, 0, 0),
+        GoalOp::Send { bytes, to, tag } => {
+            if to as usize == r {
+                return Err(InputError::new(
+                    name,
+                    node.line,
+                    format!("rank {r} sends to itself"),
+                ));
+            }
+            (OpKind::Send, bytes, to, tag)
+        }
+        GoalOp::Recv { bytes, from, tag } => (
+            OpKind::Recv,
+            bytes,
+            from.unwrap_or(engine::ANY),
+            tag.unwrap_or(engine::ANY),
+        ),
+    };
+    Ok(GraphOp {
+        size,
+        peer,
+        tag,
+        kind,
+        cpu: node.cpu,
+        nic: if kind == OpKind::Calc { 0 } else { node.nic },
+    })
+}
+
+/// Reads a GOAL schedule into a dependency graph ([`parse`] followed by
+/// [`Schedule::to_graph`]).
+pub fn load_graph(file: &str, text: &str) -> Result<Graph, InputError> {
+    parse(file, text).and_then(|s| s.to_graph(file))
+}
+
+/// [`load_graph`] from the file at `path` (`name` in messages).
+pub fn load_file_graph(name: &str, path: &Path) -> Result<Graph, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{name}: {e}"))?;
+    load_graph(name, &text).map_err(|e| e.to_string())
 }
 
 fn goal_program(name: &str, locations: Vec<LocationSpec>, network: Network) -> Program {
@@ -809,7 +897,7 @@ impl Fast {
                         return None;
                     }
                     p.advance().ok()?;
-                    let nodes = parse_rank(&mut p).ok()?;
+                    let (nodes, _) = parse_rank(&mut p).ok()?;
                     let bad_peer = nodes.iter().any(|node| {
                         let peer = match node.op {
                             GoalOp::Send { to, .. } => Some(to),

@@ -30,6 +30,9 @@
 //! | `record` | the trace, approximated times and activity graph kept during the run |
 //! | `probe` | the kernels of a location in both forms and the records a dependency carries (R3) |
 //! | `code` | the compiled program: 16-byte instructions |
+//! | `goal_loop` | the GOAL graph executor: LogGOPSim's simulator loop over a [`Graph`] (docs/goal.md) |
+//! | `goal_rank` | a GOAL graph's dependency state: unmet dependencies, ready order, earliest times |
+//! | `graph` | the compiled GOAL schedule: operations and their dependents, flat |
 //! | `options` | [`RunOptions`] and [`SimError`] |
 //!
 //! Transfer times are pure functions of the network and the message size
@@ -39,6 +42,9 @@
 mod code;
 mod collective;
 mod event_loop;
+mod goal_loop;
+mod goal_rank;
+mod graph;
 mod instrument;
 mod machine;
 mod matching;
@@ -57,6 +63,8 @@ mod world;
 
 pub(crate) use code::Code;
 pub use code::{Compiled, compile};
+pub use goal_loop::run_graph;
+pub use graph::{ANY, Edge, Graph, GraphOp, OpKind};
 pub use options::{RunOptions, SimError};
 pub use probe::{
     DEPTH, Kernel, REPORT_COMMS, REPORT_LOOPS, REPORT_REGIONS, SELECTED, SimProfile, SimReport,
