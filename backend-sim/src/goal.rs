@@ -684,10 +684,98 @@ pub fn load_graph(file: &str, text: &str) -> Result<Graph, InputError> {
     parse(file, text).and_then(|s| s.to_graph(file))
 }
 
-/// [`load_graph`] from the file at `path` (`name` in messages).
+/// [`load_graph`] from the file at `path` (`name` in messages), read in
+/// chunks and each rank added to the graph as soon as it is read, so that
+/// neither the text nor the parsed schedule is ever whole in memory. On
+/// any problem, or ranks out of order, the file is read again whole to
+/// report exactly what [`load_graph`] reports.
 pub fn load_file_graph(name: &str, path: &Path) -> Result<Graph, String> {
+    let mut fast = FastGraph::default();
+    if stream(path, |text, line| fast.chunk(name, text, line)).is_some()
+        && let Some(graph) = fast.finish()
+    {
+        return Ok(graph);
+    }
     let text = std::fs::read_to_string(path).map_err(|e| format!("{name}: {e}"))?;
     load_graph(name, &text).map_err(|e| e.to_string())
+}
+
+/// The state of [`load_file_graph`]'s direct path: `None` from a step
+/// means "read the schedule the slow way".
+#[derive(Default)]
+struct FastGraph {
+    /// `num_ranks`, once read.
+    ranks: Option<u64>,
+    graph: Graph,
+}
+
+impl FastGraph {
+    /// Reads whole top-level statements; `line` is the first one's line.
+    fn chunk(&mut self, file: &str, text: &str, line: usize) -> Option<()> {
+        let mut p = Parser::at(file, text, line).ok()?;
+        loop {
+            match p.token {
+                Token::End => return Some(()),
+                Token::Newline => {
+                    p.advance().ok()?;
+                }
+                Token::Word("num_ranks") if self.ranks.is_none() => {
+                    p.advance().ok()?;
+                    let v = p.number("").ok()?;
+                    if v == 0 || v > MAX_LOCATIONS {
+                        return None;
+                    }
+                    self.ranks = Some(v);
+                    self.graph = Graph::new();
+                }
+                Token::Word("rank") => {
+                    let n = self.ranks?;
+                    p.advance().ok()?;
+                    let r = p.number("").ok()?;
+                    // Only ranks in order: the graph is appended to.
+                    if r != self.graph.ranks() as u64 || r >= n || p.token != Token::Open {
+                        return None;
+                    }
+                    p.advance().ok()?;
+                    let (nodes, edges) = parse_rank(&mut p).ok()?;
+                    let mut ops = Vec::with_capacity(nodes.len());
+                    for node in &nodes {
+                        let peer = match node.op {
+                            GoalOp::Send { to, .. } => Some(to),
+                            GoalOp::Recv { from, .. } => from,
+                            GoalOp::Calc(_) => None,
+                        };
+                        if peer.is_some_and(|x| u64::from(x) >= n) {
+                            return None;
+                        }
+                        ops.push(graph_op(file, r as usize, node).ok()?);
+                    }
+                    topological(&nodes)?;
+                    self.graph.add_rank(&ops, &edges).ok()?;
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    fn finish(mut self) -> Option<Graph> {
+        let n = self.ranks?;
+        while (self.graph.ranks() as u64) < n {
+            self.graph.add_rank(&[], &[]).ok()?;
+        }
+        Some(self.graph)
+    }
+}
+
+/// A program that names the `ranks` ranks of a GOAL schedule (`rank i`,
+/// no operations) on `network`: what outputs need beside a
+/// [`Graph`]'s run.
+pub fn header(name: &str, ranks: usize, network: Network) -> Program {
+    goal_program(
+        name,
+        (0..ranks).map(|r| rank(r, Vec::new())).collect(),
+        network,
+    )
 }
 
 fn goal_program(name: &str, locations: Vec<LocationSpec>, network: Network) -> Program {
@@ -805,8 +893,16 @@ pub fn load_file_compiled(name: &str, path: &Path, network: Network) -> Result<C
 const CHUNK: usize = 1 << 16;
 
 fn load_stream(name: &str, path: &Path, network: Network) -> Option<Compiled> {
-    let mut reader = BufReader::new(File::open(path).ok()?);
     let mut fast = Fast::default();
+    stream(path, |text, line| fast.chunk(name, text, line))?;
+    fast.finish(network)
+}
+
+/// Reads the file at `path` in chunks of whole top-level statements and
+/// hands each to `chunk` with its first line; `None` when the file cannot
+/// be read or `chunk` gives up.
+fn stream(path: &Path, mut chunk_of: impl FnMut(&str, usize) -> Option<()>) -> Option<()> {
+    let mut reader = BufReader::new(File::open(path).ok()?);
     let mut chunk = String::new();
     let (mut line, mut first_line) = (1, 1);
     let (mut depth, mut comment) = (0i64, false);
@@ -841,15 +937,13 @@ fn load_stream(name: &str, path: &Path, network: Network) -> Option<Compiled> {
         }
         line += 1;
         if depth <= 0 && !comment && chunk.len() >= CHUNK {
-            fast.chunk(name, &chunk, first_line)?;
+            chunk_of(&chunk, first_line)?;
             chunk.clear();
             first_line = line;
             depth = 0;
         }
     }
-    fast.chunk(name, &chunk, first_line)?;
-    drop(chunk);
-    fast.finish(network)
+    chunk_of(&chunk, first_line)
 }
 
 /// The state of [`load_compiled`]'s direct path: `None` from a step means

@@ -16,7 +16,7 @@ use clap::{Parser, Subcommand};
 use heisen_sim::analysis;
 use heisen_sim::builtin::{self, BUILTINS};
 use heisen_sim::compare::{Comparison, compare_with};
-use heisen_sim::engine::{Compiled, RunOptions, RunResult, run_compiled};
+use heisen_sim::engine::{Graph, RunOptions, RunResult, run_compiled, run_graph};
 use heisen_sim::output::{json, monitor, report, svg, trace};
 use heisen_sim::program::Program;
 use heisen_sim::transfer::{LogGops, Network};
@@ -254,7 +254,7 @@ fn execute(command: Command) -> Result<String, String> {
             let mut loaded = load(&scenario, seed)?;
             let program = match &mut loaded {
                 Loaded::Program(p) => p,
-                Loaded::Goal(c) => &mut c.program,
+                Loaded::Goal(header, _) => header,
             };
             if let Some(seed) = seed {
                 program.seed = seed;
@@ -283,7 +283,9 @@ fn execute(command: Command) -> Result<String, String> {
             }
             let progress = Progress::new(program);
             let program = match loaded {
-                Loaded::Goal(c) => return simulate_goal(&scenario, &c, &outputs, &progress),
+                Loaded::Goal(header, graph) => {
+                    return simulate_goal(&scenario, &header, &graph, &outputs, &progress);
+                }
                 Loaded::Program(p) => p,
             };
             progress.say(&format!(
@@ -313,40 +315,43 @@ fn execute(command: Command) -> Result<String, String> {
     }
 }
 
+/// A GOAL schedule has no instrumentation: its ranks run as LogGOPSim
+/// runs them (the graph executor, docs/goal.md) and their times are
+/// printed the way LogGOPSim does.
 fn simulate_goal(
     name: &str,
-    compiled: &Compiled,
+    header: &Program,
+    graph: &Graph,
     outputs: &Outputs,
     progress: &Progress,
 ) -> Result<String, String> {
-    // A GOAL schedule has no instrumentation: print its times the way
-    // LogGOPSim does. Kernels and a trace only when a file asks for them.
-    let wants = outputs.json.is_some() || outputs.timelines();
-    let options = if wants {
-        RunOptions {
-            trace: outputs.timelines(),
-            ..RunOptions::TRUTH
-        }
-    } else {
-        RunOptions::TIMES
-    };
-    let program = &compiled.program;
-    progress.say(&format!("{name}: {} ranks", program.locations.len()));
-    let r = run_compiled(compiled, options).map_err(|e| format!("{name}: {e}"))?;
+    progress.say(&format!("{name}: {} ranks", graph.ranks()));
+    let r = run_graph(graph, header.network).map_err(|e| format!("{name}: {e}"))?;
     progress.say(&format!("done: {} events", r.events));
     let mut out = format!("{} ranks, {} events\n", r.ends.len(), r.events);
     for (i, t) in r.ends.iter().enumerate() {
         out += &format!("Host {i}: {t}\n");
     }
-    outputs.write(program, &r, progress)?;
+    if outputs.json.is_some() || outputs.timelines() {
+        // Kernels and a trace only when a file asks for them: the
+        // program form of the schedule, one sequence per rank.
+        let compiled = goal::load_file_compiled(name, Path::new(name), header.network)?;
+        let options = RunOptions {
+            trace: outputs.timelines(),
+            ..RunOptions::TRUTH
+        };
+        let files = run_compiled(&compiled, options).map_err(|e| format!("{name}: {e}"))?;
+        outputs.write(header, &files, progress)?;
+    }
     Ok(out)
 }
 
-/// A scenario as read: GOAL schedules are compiled as they are read (the
-/// least memory for large ones).
+/// A scenario as read: GOAL schedules become a dependency graph as they
+/// are read (the least memory for large ones), with a program that only
+/// names their ranks and holds the network.
 enum Loaded {
     Program(Program),
-    Goal(Compiled),
+    Goal(Program, Graph),
 }
 
 fn load(name: &str, seed: Option<u64>) -> Result<Loaded, String> {
@@ -364,8 +369,9 @@ fn load(name: &str, seed: Option<u64>) -> Result<Loaded, String> {
     }
     if extension == "goal" {
         // Read line by line: large schedules never whole in memory.
-        return goal::load_file_compiled(name, path, Network::LogGops(LogGops::default()))
-            .map(Loaded::Goal);
+        let graph = goal::load_file_graph(name, path)?;
+        let header = goal::header(name, graph.ranks(), Network::LogGops(LogGops::default()));
+        return Ok(Loaded::Goal(header, graph));
     }
     let text = std::fs::read_to_string(path).map_err(|e| format!("{name}: {e}"))?;
     scenario::parse(name, &text)

@@ -15,7 +15,7 @@
 //! same summary when everything matches.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use heisen_sim::engine::run_graph;
 use heisen_sim::goal;
@@ -29,6 +29,8 @@ const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data");
 struct Run {
     name: String,
     text: String,
+    /// The file it was read from: read again by the streaming reader.
+    path: Option<PathBuf>,
     params: String,
     expected: Vec<u64>,
     groups: Vec<String>,
@@ -126,6 +128,12 @@ fn params(text: &str) -> BTreeMap<String, LogGops> {
 /// Runs `run` through heisen and compares every rank's end.
 fn compare(run: &Run, p: LogGops) -> Result<(), (&'static str, String)> {
     let graph = goal::load_graph(&run.name, &run.text).map_err(|e| ("refused", e.to_string()))?;
+    if let Some(path) = &run.path {
+        let streamed = goal::load_file_graph(&run.name, path).map_err(|e| ("refused", e))?;
+        if streamed != graph {
+            return Err(("read differently", "streamed".into()));
+        }
+    }
     let got = run_graph(&graph, Network::LogGops(p)).map_err(|e| ("failed", e.to_string()))?;
     if got.ends == run.expected {
         return Ok(());
@@ -186,6 +194,7 @@ fn generated_runs() -> (Vec<Run>, BTreeMap<String, LogGops>) {
         runs.push(Run {
             name: format!("seed-{seed}.goal"),
             text: g.text,
+            path: None,
             params: f[1].to_string(),
             expected: numbers(&f[3..]),
             groups,
@@ -215,6 +224,7 @@ fn directory_runs(dir: &str, by_pattern: bool) -> (Vec<Run>, BTreeMap<String, Lo
         runs.push(Run {
             name: f[0].to_string(),
             text: std::fs::read_to_string(dir.join(f[0])).unwrap(),
+            path: Some(dir.join(f[0])),
             params: f[1].to_string(),
             expected: numbers(&f[3..]),
             groups: vec![pattern, format!("upstream {}", f[2])],

@@ -53,7 +53,7 @@ pub struct Edge {
 }
 
 /// A whole schedule as a graph (built rank by rank with [`Graph::add_rank`]).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Graph {
     /// Every operation, rank after rank.
     pub(super) ops: Vec<GraphOp>,
