@@ -25,7 +25,13 @@ impl Deps {
     pub(super) fn new(g: &Graph) -> Self {
         Deps {
             unmet: g.unmet.clone(),
-            earliest: vec![0; g.operations()],
+            // With one CPU per rank the guard never acts (docs/goal.md
+            // A3: the CPU free time is already later): not kept.
+            earliest: if g.cpus > 1 {
+                vec![0; g.operations()]
+            } else {
+                Vec::new()
+            },
             started: 0,
             fresh: Vec::new(),
         }
@@ -43,7 +49,9 @@ impl Deps {
     fn release(&mut self, g: &Graph, op: u32, start: bool, t: u64) {
         for &d in g.waiting_for(op, start) {
             let d = d as usize;
-            self.earliest[d] = self.earliest[d].max(t);
+            if let Some(e) = self.earliest.get_mut(d) {
+                *e = (*e).max(t);
+            }
             self.unmet[d] -= 1;
             if self.unmet[d] == 0 {
                 self.fresh.push(d as u32);
@@ -72,10 +80,11 @@ impl Deps {
         if self.fresh.len() > 1 && self.fresh.windows(2).any(|w| key(&w[0]) > key(&w[1])) {
             self.fresh.sort_by_key(key);
         }
+        let earliest = &self.earliest;
         out.extend(
             self.fresh
                 .drain(..)
-                .map(|op| (op, self.earliest[op as usize])),
+                .map(|op| (op, earliest.get(op as usize).copied().unwrap_or(0))),
         );
     }
 
