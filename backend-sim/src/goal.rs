@@ -3,16 +3,16 @@
 //! `calc N`, `lX requires lY`, `lX irequires lY`, `//` and `/* */`
 //! comments), so that schedules from LogGOPSim's `schedgen` run here.
 //!
-//! A GOAL rank is a dependency graph; a simulated location is a sequence.
-//! [`Schedule::to_program`] orders each rank's operations topologically
-//! (file order among independent ones), issues sends and receives as
-//! nonblocking requests, waits for a request right before the first
-//! operation that `requires` it, and waits for all at the end. `irequires`
-//! (start after start) holds by construction. The times equal LogGOPSim's
-//! whenever a rank's independent operations would not overlap on its CPU
-//! in a different order; receives are posted when the rank reaches them
-//! rather than all at time 0, which only matters for rendezvous matching
-//! and wildcard order.
+//! A GOAL rank is a dependency graph. [`Schedule::to_graph`],
+//! [`load_graph`] and [`load_file_graph`] (in chunks, for large files)
+//! give it to the graph executor ([`engine::run_graph`]), which runs it as
+//! LogGOPSim does (docs/goal.md). [`Schedule::to_program`] and
+//! [`load_compiled`] give the earlier *sequence form*, which the heisen
+//! kernels and traces run on: each rank's operations in topological order
+//! (file order among independent ones), sends and receives as nonblocking
+//! requests, a wait right before the first operation that `requires` one,
+//! and a wait for all at the end; it refuses `cpu`/`nic` above 0 and
+//! equals LogGOPSim only when that order is LogGOPSim's.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader};

@@ -16,6 +16,7 @@
 //! | module | what it holds |
 //! |---|---|
 //! | `event_loop` | pops events in `(time, seq)` order; a location's step hands each instruction to the room of its kind |
+//! | `goal_loop` | the GOAL graph executor: LogGOPSim's simulator loop over a [`Graph`] (docs/goal.md) |
 //! | `p2p` | sends, receives, waits: LogGOPS costs applied, messages matched, waits merged (R4, R5, R11, R12) |
 //! | `collective` | collectives by call order: 1-to-n, n-to-1, n-to-n (R6) |
 //! | `shmem` | locks, thread barriers, work queues, spawn, join, a location's end (R8) |
@@ -24,15 +25,14 @@
 //! | `instrument` | the calibrated cost of each instrumentation action (R1) and the kernels' enter/exit/loop/release calls |
 //! | `result` | the [`RunResult`] assembled from the locations' final state |
 //! | `world` | the locations' run state, the event queue and clock, and the moves every room makes (schedule, block, resume, record) |
-//! | `machine` | the LogGOPS machine of a location: when its CPU and NIC are free, one `on_<event>` method per event |
-//! | `matching` | MPI matching: posted and unexpected queues (LogGOPSim's RQ and UQ), messages in flight |
+//! | `machine` | the LogGOPS machine of a location (`Host`) and of a GOAL graph's ranks, several CPUs and NICs each (`Hosts`): when CPUs and NICs are free, one `on_<event>` method per event |
+//! | `matching` | MPI matching: posted and unexpected queues (LogGOPSim's RQ and UQ), messages in flight; LogGOPSim's list matching for GOAL graphs (`GoalQueues`) |
 //! | `requests` | a location's outstanding requests and the dependencies they collect |
 //! | `record` | the trace, approximated times and activity graph kept during the run |
 //! | `probe` | the kernels of a location in both forms and the records a dependency carries (R3) |
-//! | `code` | the compiled program: 16-byte instructions |
-//! | `goal_loop` | the GOAL graph executor: LogGOPSim's simulator loop over a [`Graph`] (docs/goal.md) |
 //! | `goal_rank` | a GOAL graph's dependency state: unmet dependencies, ready order, earliest times |
 //! | `graph` | the compiled GOAL schedule: operations and their dependents, flat |
+//! | `code` | the compiled program: 16-byte instructions |
 //! | `options` | [`RunOptions`] and [`SimError`] |
 //!
 //! Transfer times are pure functions of the network and the message size
