@@ -7,8 +7,8 @@
 //! [`load_graph`] and [`load_file_graph`] (in chunks, for large files)
 //! give it to the graph executor ([`engine::run_graph`]), which runs it as
 //! LogGOPSim does (docs/goal.md). [`Schedule::to_program`] and
-//! [`load_compiled`] give the earlier *sequence form*, which the heisen
-//! kernels and traces run on: each rank's operations in topological order
+//! [`load_compiled`] give the earlier *sequence form* (the engine's
+//! benches use it): each rank's operations in topological order
 //! (file order among independent ones), sends and receives as nonblocking
 //! requests, a wait right before the first operation that `requires` one,
 //! and a wait for all at the end; it refuses `cpu`/`nic` above 0 and

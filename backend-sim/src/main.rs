@@ -16,7 +16,7 @@ use clap::{Parser, Subcommand};
 use heisen_sim::analysis;
 use heisen_sim::builtin::{self, BUILTINS};
 use heisen_sim::compare::{Comparison, compare_with};
-use heisen_sim::engine::{Graph, RunOptions, RunResult, run_compiled, run_graph};
+use heisen_sim::engine::{Graph, RunOptions, RunResult, run_graph_with};
 use heisen_sim::output::{json, monitor, report, svg, trace};
 use heisen_sim::program::Program;
 use heisen_sim::transfer::{LogGops, Network};
@@ -326,23 +326,22 @@ fn simulate_goal(
     progress: &Progress,
 ) -> Result<String, String> {
     progress.say(&format!("{name}: {} ranks", graph.ranks()));
-    let r = run_graph(graph, header.network).map_err(|e| format!("{name}: {e}"))?;
+    // Kernels and a trace only when a file asks for them.
+    let options = if outputs.json.is_some() || outputs.timelines() {
+        RunOptions {
+            trace: outputs.timelines(),
+            ..RunOptions::TRUTH
+        }
+    } else {
+        RunOptions::TIMES
+    };
+    let r = run_graph_with(graph, header.network, options).map_err(|e| format!("{name}: {e}"))?;
     progress.say(&format!("done: {} events", r.events));
     let mut out = format!("{} ranks, {} events\n", r.ends.len(), r.events);
     for (i, t) in r.ends.iter().enumerate() {
         out += &format!("Host {i}: {t}\n");
     }
-    if outputs.json.is_some() || outputs.timelines() {
-        // Kernels and a trace only when a file asks for them: the
-        // program form of the schedule, one sequence per rank.
-        let compiled = goal::load_file_compiled(name, Path::new(name), header.network)?;
-        let options = RunOptions {
-            trace: outputs.timelines(),
-            ..RunOptions::TRUTH
-        };
-        let files = run_compiled(&compiled, options).map_err(|e| format!("{name}: {e}"))?;
-        outputs.write(header, &files, progress)?;
-    }
+    outputs.write(header, &r, progress)?;
     Ok(out)
 }
 

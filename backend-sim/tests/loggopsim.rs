@@ -17,7 +17,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use heisen_sim::engine::run_graph;
+use heisen_sim::engine::{RunOptions, run_graph, run_graph_with};
 use heisen_sim::goal;
 use heisen_sim::goalgen::{self, VERSION};
 use heisen_sim::transfer::{LogGops, Network};
@@ -254,4 +254,44 @@ fn schedgen_patterns_end_as_in_loggopsim() {
 #[test]
 fn worked_examples_end_as_in_loggopsim() {
     check_all("examples", directory_runs("examples", false), 22);
+}
+
+/// The kernels run on every rank of the graph executor, in time order
+/// (the kernel refuses an event that goes back in time), and change
+/// nothing: the end times are the same, and a GOAL run has no
+/// instrumentation, so the delay-only form (R4) subtracts nothing.
+#[test]
+fn kernels_follow_every_rank_in_time_order() {
+    let (runs, params) = generated_runs();
+    let options = RunOptions {
+        trace: true,
+        ..RunOptions::TRUTH
+    };
+    let mut merges = 0;
+    for run in runs
+        .iter()
+        .filter(|r| r.params == "P0" || r.params == "P12")
+    {
+        let graph = goal::load_graph(&run.name, &run.text).unwrap();
+        let network = Network::LogGops(params[&run.params]);
+        let r = run_graph_with(&graph, network, options)
+            .unwrap_or_else(|e| panic!("{} {}: {e}", run.name, run.params));
+        assert_eq!(r.ends, run.expected, "{} {}", run.name, run.params);
+        let estimates = r.estimates.expect("kernels ran");
+        for (rank, (e, &end)) in estimates.iter().zip(&r.ends).enumerate() {
+            // R4 without instrumentation: nothing to subtract. (R5 also
+            // removes waits longer than its contention-free transfer
+            // model, which LogGOPS's gaps and busy CPUs make: README,
+            // "Exact only without contention".)
+            assert_eq!(e.delay_only, end as i64, "{} rank {rank}", run.name);
+            assert_eq!((e.measured, e.overhead), (end, 0));
+        }
+        let trace = r.trace.expect("a trace");
+        merges += trace
+            .iter()
+            .filter(|t| t.what == heisen_sim::engine::TraceKind::Merge)
+            .count();
+        assert_eq!(r.reports.map(|x| x.len()), Some(r.ends.len()));
+    }
+    assert!(merges > 10_000, "only {merges} merges");
 }

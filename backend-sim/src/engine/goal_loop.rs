@@ -29,10 +29,12 @@ use core::cmp::Reverse;
 use crate::queue::EventQueue;
 use crate::transfer::Network;
 
+use super::goal_probe::{GoalKernels, Sent};
 use super::goal_rank::Deps;
-use super::graph::{Graph, OpKind};
+use super::graph::{ANY, Graph, OpKind};
 use super::machine::Hosts;
 use super::matching::{GoalEntry, GoalQueues};
+use super::options::RunOptions;
 use super::options::SimError;
 use super::result::RunResult;
 
@@ -54,6 +56,8 @@ struct Message {
     size: u64,
     cpu: u8,
     nic: u8,
+    /// When its receiver handled it (once handled).
+    handled: u64,
 }
 
 /// The executor's state.
@@ -70,12 +74,34 @@ struct GoalRun<'g> {
     messages: Vec<Message>,
     free: Vec<u32>,
     fresh: Vec<(u32, u64)>,
+    /// The kernels, when asked for.
+    kernels: Option<GoalKernels>,
+    /// Some message of the graph is rendezvous on `network`.
+    rendezvous: bool,
 }
 
 /// Runs `graph` on `network` and returns every rank's end time. Fails on
 /// a schedule that does not complete: an operation whose dependencies
 /// never complete, or a message or receive left unmatched (G12).
 pub fn run_graph(graph: &Graph, network: Network) -> Result<RunResult, SimError> {
+    run_graph_with(graph, network, RunOptions::TIMES)
+}
+
+/// [`run_graph`] with the heisen kernels of every rank when
+/// `options.kernels` or `options.trace` ([`super::goal_probe`]), and a
+/// trace when `options.trace`. A GOAL schedule has no instrumentation:
+/// `options.measured` changes nothing, the run is the truth.
+pub fn run_graph_with(
+    graph: &Graph,
+    network: Network,
+    options: RunOptions,
+) -> Result<RunResult, SimError> {
+    let kernels = (options.kernels || options.trace)
+        .then(|| GoalKernels::new(graph.ranks(), network, options));
+    let rendezvous = graph
+        .ops
+        .iter()
+        .any(|o| o.kind == OpKind::Send && network.message(o.size).rendezvous);
     let mut run = GoalRun {
         g: graph,
         network,
@@ -87,6 +113,8 @@ pub fn run_graph(graph: &Graph, network: Network) -> Result<RunResult, SimError>
         messages: Vec::new(),
         free: Vec::new(),
         fresh: Vec::new(),
+        kernels,
+        rendezvous,
     };
     // G5: rank after rank, the roots at time 0.
     for r in 0..graph.ranks() {
@@ -101,7 +129,7 @@ pub fn run_graph(graph: &Graph, network: Network) -> Result<RunResult, SimError>
         run.schedule_fresh(false);
     }
     run.check()?;
-    Ok(RunResult {
+    let result = RunResult {
         ends: (0..graph.ranks() as u32)
             .map(|r| run.hosts.end(r))
             .collect(),
@@ -114,6 +142,10 @@ pub fn run_graph(graph: &Graph, network: Network) -> Result<RunResult, SimError>
         activity: None,
         cpu: None,
         wildcards: Vec::new(),
+    };
+    Ok(match run.kernels {
+        Some(k) => k.finish(result),
+        None => result,
     })
 }
 
@@ -156,9 +188,12 @@ impl GoalRun<'_> {
                 let end = self.hosts.on_compute(rank, o.cpu, t, o.size)?;
                 self.deps.on_start(self.g, op, t);
                 self.deps.on_done(self.g, op, end);
+                if let Some(k) = &mut self.kernels {
+                    k.on_calc(rank, t, end);
+                }
             }
             OpKind::Send => self.send(op, t, stamp)?,
-            OpKind::Recv => self.post(op, t),
+            OpKind::Recv => self.post(op, t)?,
         }
         Ok(())
     }
@@ -184,6 +219,7 @@ impl GoalRun<'_> {
             size: o.size,
             cpu: o.cpu,
             nic: o.nic,
+            handled: 0,
         };
         let slot = match self.free.pop() {
             Some(s) => {
@@ -195,6 +231,10 @@ impl GoalRun<'_> {
                 (self.messages.len() - 1) as u32
             }
         };
+        let (sent, cpu_end) = (self.sent(&m, slot), self.hosts.cpu_free(rank, o.cpu));
+        if let Some(k) = &mut self.kernels {
+            k.on_send(sent, t, cpu_end)?;
+        }
         let arrival = t.checked_add(cost.wire).ok_or_else(overflow)?;
         self.push(arrival, Event::Message(slot));
         if !cost.rendezvous {
@@ -206,10 +246,13 @@ impl GoalRun<'_> {
 
     /// A receive's event at `t`: posted now, at no cost; it takes the
     /// oldest unexpected message it matches (G6, G10).
-    fn post(&mut self, op: u32, t: u64) {
+    fn post(&mut self, op: u32, t: u64) -> Result<(), SimError> {
         let o = self.g.ops[op as usize];
         let rank = self.g.rank_of[op as usize];
         self.deps.on_start(self.g, op, t);
+        if let Some(k) = &mut self.kernels {
+            k.on_post(rank, op, t, self.rendezvous);
+        }
         let entry = GoalEntry {
             peer: o.peer,
             tag: o.tag,
@@ -219,12 +262,15 @@ impl GoalRun<'_> {
             let m = self.take(found.id);
             // A4: the message's size decides rendezvous; the sender's free
             // times are raised with the receive's CPU and NIC numbers.
-            if self.network.message(m.size).rendezvous {
+            let rendezvous = self.network.message(m.size).rendezvous;
+            if rendezvous {
                 self.deps.on_done(self.g, m.send, t);
                 self.hosts.on_rendezvous_match(m.from, o.cpu, o.nic, t);
             }
             self.deps.on_done(self.g, op, t);
+            self.kernels_on_match(op, &m, found.id, rendezvous, t)?;
         }
+        Ok(())
     }
 
     /// A message's event at `t`: handled when the receiver's CPU and NIC
@@ -240,6 +286,8 @@ impl GoalRun<'_> {
         }
         let cost = self.network.message(m.size);
         let handled = self.hosts.on_receive(m.to, m.cpu, m.nic, t, &cost)?;
+        self.messages[slot as usize].handled = t;
+        let m = self.messages[slot as usize];
         let tag = self.g.ops[m.send as usize].tag;
         let entry = GoalEntry {
             peer: m.from,
@@ -253,7 +301,44 @@ impl GoalRun<'_> {
                 self.hosts.on_rendezvous_match(m.from, m.cpu, m.nic, t);
             }
             self.deps.on_done(self.g, receive.id, handled);
+            self.kernels_on_match(receive.id, &m, slot, cost.rendezvous, t)?;
         }
+        Ok(())
+    }
+
+    /// The message `m` in `slot` as the kernels see it.
+    fn sent(&self, m: &Message, slot: u32) -> Sent {
+        Sent {
+            rank: m.from,
+            op: m.send,
+            site: m.send - self.g.first[m.from as usize],
+            peer: m.to,
+            bytes: m.size,
+            slot,
+        }
+    }
+
+    /// Receive `receive` matched message `m` (in `slot`) at `now`: the
+    /// kernels merge, the sender's too for a rendezvous send.
+    fn kernels_on_match(
+        &mut self,
+        receive: u32,
+        m: &Message,
+        slot: u32,
+        rendezvous: bool,
+        now: u64,
+    ) -> Result<(), SimError> {
+        let sent = self.sent(m, slot);
+        let Some(k) = &mut self.kernels else {
+            return Ok(());
+        };
+        if rendezvous {
+            k.on_send_matched(sent, receive, now)?;
+        }
+        let site = receive - self.g.first[m.to as usize];
+        let any = self.g.ops[receive as usize].peer == ANY;
+        k.on_receive_matched(m.to, (receive, site, any), sent, m.handled, now)?;
+        k.on_receive_done(receive);
         Ok(())
     }
 

@@ -17,6 +17,7 @@
 //! |---|---|
 //! | `event_loop` | pops events in `(time, seq)` order; a location's step hands each instruction to the room of its kind |
 //! | `goal_loop` | the GOAL graph executor: LogGOPSim's simulator loop over a [`Graph`] (docs/goal.md) |
+//! | `goal_probe` | the kernels of a GOAL graph's ranks, fed in time order: releases at sends, merges at matches (R3-R5, R11, R12) |
 //! | `p2p` | sends, receives, waits: LogGOPS costs applied, messages matched, waits merged (R4, R5, R11, R12) |
 //! | `collective` | collectives by call order: 1-to-n, n-to-1, n-to-n (R6) |
 //! | `shmem` | locks, thread barriers, work queues, spawn, join, a location's end (R8) |
@@ -43,6 +44,7 @@ mod code;
 mod collective;
 mod event_loop;
 mod goal_loop;
+mod goal_probe;
 mod goal_rank;
 mod graph;
 mod instrument;
@@ -63,7 +65,7 @@ mod world;
 
 pub(crate) use code::Code;
 pub use code::{Compiled, compile};
-pub use goal_loop::run_graph;
+pub use goal_loop::{run_graph, run_graph_with};
 pub use graph::{ANY, Edge, Graph, GraphOp, OpKind};
 pub use options::{RunOptions, SimError};
 pub use probe::{
