@@ -1,6 +1,8 @@
 //! Peak memory and speed of one engine workload, for the bench notes:
 //! `cargo run --release -p heisen-sim --example memory -- WORKLOAD` with
 //! WORKLOAD one of `dissemination` (65,536 ranks, times only),
+//! `dissemination-graph` (the same schedule read as a graph and run by
+//! the graph executor, as `heisen simulate` runs GOAL files),
 //! `master-worker` (1,024 locations, measured run with kernels),
 //! `master-worker-times` (the same, times only), `master-worker-long`
 //! (four times the packets: memory must stay the same), and for
@@ -14,7 +16,7 @@
 use std::time::Instant;
 
 use heisen_sim::builtin::{master_worker, write_dissemination_goal};
-use heisen_sim::engine::{Compiled, RunOptions, compile, run_compiled};
+use heisen_sim::engine::{Compiled, RunOptions, compile, run_compiled, run_graph};
 use heisen_sim::goal;
 use heisen_sim::transfer::{LogGops, Network};
 
@@ -68,15 +70,15 @@ fn main() {
         .and_then(|r| r.parse().ok())
         .unwrap_or(65_536);
     let before = peak_kib();
+    if workload == "dissemination-graph" {
+        graph(ranks, before);
+        return;
+    }
     let (program, options) = match workload.as_str() {
         "dissemination" => {
             // Written to a file and read back line by line, as LogGOPSim
             // reads its schedule: the text is never whole in memory.
-            let path = std::env::temp_dir().join(format!("heisen-{}.goal", std::process::id()));
-            let mut file =
-                std::io::BufWriter::new(std::fs::File::create(&path).expect("a temporary file"));
-            write_dissemination_goal(ranks, &mut file).expect("the schedule is written");
-            drop(file);
+            let path = dissemination_file(ranks);
             let compiled = goal::load_file_compiled(
                 "dissemination.goal",
                 &path,
@@ -111,6 +113,38 @@ fn main() {
         r.events,
         r.events as f64 / s / 1e6,
         r.events as f64 / c / 1e6,
+        r.ends.iter().max().copied().unwrap_or(0),
+        peak_kib() / 1024,
+        before / 1024,
+        loaded / 1024
+    );
+}
+
+/// The `ranks`-rank dissemination schedule, written to a temporary file.
+fn dissemination_file(ranks: u32) -> std::path::PathBuf {
+    let path = std::env::temp_dir().join(format!("heisen-{}.goal", std::process::id()));
+    let mut file = std::io::BufWriter::new(std::fs::File::create(&path).expect("a temporary file"));
+    write_dissemination_goal(ranks, &mut file).expect("the schedule is written");
+    drop(file);
+    path
+}
+
+/// The `dissemination-graph` workload: read as a graph, run as LogGOPSim.
+fn graph(ranks: u32, before: u64) {
+    let path = dissemination_file(ranks);
+    let start = Instant::now();
+    let graph = goal::load_file_graph("dissemination.goal", &path);
+    let _ = std::fs::remove_file(&path);
+    let graph = graph.expect("the schedule loads");
+    let read = start.elapsed().as_secs_f64();
+    let loaded = peak_kib();
+    let start = Instant::now();
+    let r = run_graph(&graph, Network::LogGops(LogGops::default())).expect("the run finishes");
+    let s = start.elapsed().as_secs_f64();
+    println!(
+        "dissemination-graph: read in {read:.3} s; {} events in {s:.3} s = {:.2} M events/s; end {} ns; peak RSS {} MiB (before loading {} MiB, graph loaded {} MiB)",
+        r.events,
+        r.events as f64 / s / 1e6,
         r.ends.iter().max().copied().unwrap_or(0),
         peak_kib() / 1024,
         before / 1024,

@@ -3,22 +3,22 @@
 //! `calc N`, `lX requires lY`, `lX irequires lY`, `//` and `/* */`
 //! comments), so that schedules from LogGOPSim's `schedgen` run here.
 //!
-//! A GOAL rank is a dependency graph; a simulated location is a sequence.
-//! [`Schedule::to_program`] orders each rank's operations topologically
-//! (file order among independent ones), issues sends and receives as
-//! nonblocking requests, waits for a request right before the first
-//! operation that `requires` it, and waits for all at the end. `irequires`
-//! (start after start) holds by construction. The times equal LogGOPSim's
-//! whenever a rank's independent operations would not overlap on its CPU
-//! in a different order; receives are posted when the rank reaches them
-//! rather than all at time 0, which only matters for rendezvous matching
-//! and wildcard order.
+//! A GOAL rank is a dependency graph. [`Schedule::to_graph`],
+//! [`load_graph`] and [`load_file_graph`] (in chunks, for large files)
+//! give it to the graph executor ([`engine::run_graph`]), which runs it as
+//! LogGOPSim does (docs/goal.md). [`Schedule::to_program`] and
+//! [`load_compiled`] give the earlier *sequence form* (the engine's
+//! benches use it): each rank's operations in topological order
+//! (file order among independent ones), sends and receives as nonblocking
+//! requests, a wait right before the first operation that `requires` one,
+//! and a wait for all at the end; it refuses `cpu`/`nic` above 0 and
+//! equals LogGOPSim only when that order is LogGOPSim's.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 
-use crate::engine::{self, Code, Compiled};
+use crate::engine::{self, Code, Compiled, Edge, Graph, GraphOp, OpKind};
 use crate::input::InputError;
 use crate::program::{
     Dest, Duration, Kind, LocationSpec, MAX_BYTES, MAX_LOCATIONS, MAX_TIME, Op, Program, Source,
@@ -72,6 +72,9 @@ pub struct GoalNode {
 pub struct Schedule {
     /// Operations of each rank.
     pub ranks: Vec<Vec<GoalNode>>,
+    /// The dependency lines of each rank, in file order (LogGOPSim keeps
+    /// each operation's dependents in this order, docs/goal.md G2).
+    pub edges: Vec<Vec<Edge>>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -315,7 +318,7 @@ fn rank_id(file: &str, line: usize, n: u64) -> Result<u32, InputError> {
 pub fn parse(file: &str, text: &str) -> Result<Schedule, InputError> {
     let mut p = Parser::new(file, text)?;
     let mut num_ranks: Option<(u64, usize)> = None;
-    let mut ranks: Vec<(u32, usize, Vec<GoalNode>)> = Vec::new();
+    let mut ranks: Vec<(u32, usize, Rank)> = Vec::new();
     loop {
         let line = p.line;
         match p.token {
@@ -335,8 +338,8 @@ pub fn parse(file: &str, text: &str) -> Result<Schedule, InputError> {
                     return Err(p.error("\"{\""));
                 }
                 p.advance()?;
-                let nodes = parse_rank(&mut p)?;
-                ranks.push((r, line, nodes));
+                let rank = parse_rank(&mut p)?;
+                ranks.push((r, line, rank));
             }
             _ => return Err(p.error("\"num_ranks\", \"rank\" or the end of the line")),
         }
@@ -357,8 +360,9 @@ pub fn parse(file: &str, text: &str) -> Result<Schedule, InputError> {
     }
     let mut schedule = Schedule {
         ranks: vec![Vec::new(); n as usize],
+        edges: vec![Vec::new(); n as usize],
     };
-    for (r, line, nodes) in ranks {
+    for (r, line, (nodes, edges)) in ranks {
         let Some(slot) = schedule.ranks.get_mut(r as usize) else {
             return Err(InputError::new(
                 file,
@@ -374,6 +378,7 @@ pub fn parse(file: &str, text: &str) -> Result<Schedule, InputError> {
             ));
         }
         *slot = nodes;
+        schedule.edges[r as usize] = edges;
     }
     for nodes in &schedule.ranks {
         for node in nodes {
@@ -394,8 +399,12 @@ pub fn parse(file: &str, text: &str) -> Result<Schedule, InputError> {
     Ok(schedule)
 }
 
-fn parse_rank(p: &mut Parser<'_>) -> Result<Vec<GoalNode>, InputError> {
+/// A rank's operations and its dependency lines in file order.
+type Rank = (Vec<GoalNode>, Vec<Edge>);
+
+fn parse_rank(p: &mut Parser<'_>) -> Result<Rank, InputError> {
     let mut nodes = Vec::new();
+    let mut edges = Vec::new();
     // Labels are local to a rank (LogGOPSim clears its table per rank).
     let mut labels: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     loop {
@@ -407,7 +416,7 @@ fn parse_rank(p: &mut Parser<'_>) -> Result<Vec<GoalNode>, InputError> {
             }
             Token::Close => {
                 p.advance()?;
-                return Ok(nodes);
+                return Ok((nodes, edges));
             }
             Token::Word("send" | "recv" | "calc") => {
                 let (op, cpu, nic) = parse_op(p)?;
@@ -465,11 +474,17 @@ fn parse_rank(p: &mut Parser<'_>) -> Result<Vec<GoalNode>, InputError> {
                                 format!("{label} depends on itself"),
                             ));
                         }
-                        if kind == "requires" {
-                            nodes[a].requires.push(b);
-                        } else {
+                        let start = kind == "irequires";
+                        if start {
                             nodes[a].irequires.push(b);
+                        } else {
+                            nodes[a].requires.push(b);
                         }
+                        edges.push(Edge {
+                            dependent: a as u32,
+                            dependency: b as u32,
+                            start,
+                        });
                     }
                     _ => return Err(p.error("\":\", \"requires\" or \"irequires\"")),
                 }
@@ -602,6 +617,167 @@ impl Schedule {
     }
 }
 
+impl Schedule {
+    /// The schedule as a dependency graph, to run as LogGOPSim does
+    /// ([`engine::run_graph`], docs/goal.md). `name` names the file in
+    /// errors. Refuses what LogGOPSim would take silently or misread: a
+    /// dependency cycle (its operations would never run) and a send to
+    /// the sending rank.
+    pub fn to_graph(&self, name: &str) -> Result<Graph, InputError> {
+        let mut graph = Graph::new();
+        let mut ops = Vec::new();
+        for (r, nodes) in self.ranks.iter().enumerate() {
+            ops.clear();
+            for node in nodes {
+                ops.push(graph_op(name, r, node)?);
+            }
+            if topological(nodes).is_none() {
+                return Err(InputError::new(
+                    name,
+                    nodes.first().map_or(0, |n| n.line),
+                    format!("rank {r}: the dependencies form a cycle"),
+                ));
+            }
+            let edges = self.edges.get(r).map_or(&[][..], Vec::as_slice);
+            graph
+                .add_rank(&ops, edges)
+                .map_err(|e| InputError::new(name, 0, e))?;
+        }
+        Ok(graph)
+    }
+}
+
+/// `node` of rank `r` as the graph executor's operation.
+fn graph_op(name: &str, r: usize, node: &GoalNode) -> Result<GraphOp, InputError> {
+    let (kind, size, peer, tag) = match node.op {
+        GoalOp::Calc(ns) => (OpKind::Calc, ns, 0, 0),
+        GoalOp::Send { bytes, to, tag } => {
+            if to as usize == r {
+                return Err(InputError::new(
+                    name,
+                    node.line,
+                    format!("rank {r} sends to itself"),
+                ));
+            }
+            (OpKind::Send, bytes, to, tag)
+        }
+        GoalOp::Recv { bytes, from, tag } => (
+            OpKind::Recv,
+            bytes,
+            from.unwrap_or(engine::ANY),
+            tag.unwrap_or(engine::ANY),
+        ),
+    };
+    Ok(GraphOp {
+        size,
+        peer,
+        tag,
+        kind,
+        cpu: node.cpu,
+        nic: if kind == OpKind::Calc { 0 } else { node.nic },
+    })
+}
+
+/// Reads a GOAL schedule into a dependency graph ([`parse`] followed by
+/// [`Schedule::to_graph`]).
+pub fn load_graph(file: &str, text: &str) -> Result<Graph, InputError> {
+    parse(file, text).and_then(|s| s.to_graph(file))
+}
+
+/// [`load_graph`] from the file at `path` (`name` in messages), read in
+/// chunks and each rank added to the graph as soon as it is read, so that
+/// neither the text nor the parsed schedule is ever whole in memory. On
+/// any problem, or ranks out of order, the file is read again whole to
+/// report exactly what [`load_graph`] reports.
+pub fn load_file_graph(name: &str, path: &Path) -> Result<Graph, String> {
+    let mut fast = FastGraph::default();
+    if stream(path, |text, line| fast.chunk(name, text, line)).is_some()
+        && let Some(graph) = fast.finish()
+    {
+        return Ok(graph);
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{name}: {e}"))?;
+    load_graph(name, &text).map_err(|e| e.to_string())
+}
+
+/// The state of [`load_file_graph`]'s direct path: `None` from a step
+/// means "read the schedule the slow way".
+#[derive(Default)]
+struct FastGraph {
+    /// `num_ranks`, once read.
+    ranks: Option<u64>,
+    graph: Graph,
+}
+
+impl FastGraph {
+    /// Reads whole top-level statements; `line` is the first one's line.
+    fn chunk(&mut self, file: &str, text: &str, line: usize) -> Option<()> {
+        let mut p = Parser::at(file, text, line).ok()?;
+        loop {
+            match p.token {
+                Token::End => return Some(()),
+                Token::Newline => {
+                    p.advance().ok()?;
+                }
+                Token::Word("num_ranks") if self.ranks.is_none() => {
+                    p.advance().ok()?;
+                    let v = p.number("").ok()?;
+                    if v == 0 || v > MAX_LOCATIONS {
+                        return None;
+                    }
+                    self.ranks = Some(v);
+                    self.graph = Graph::new();
+                }
+                Token::Word("rank") => {
+                    let n = self.ranks?;
+                    p.advance().ok()?;
+                    let r = p.number("").ok()?;
+                    // Only ranks in order: the graph is appended to.
+                    if r != self.graph.ranks() as u64 || r >= n || p.token != Token::Open {
+                        return None;
+                    }
+                    p.advance().ok()?;
+                    let (nodes, edges) = parse_rank(&mut p).ok()?;
+                    let mut ops = Vec::with_capacity(nodes.len());
+                    for node in &nodes {
+                        let peer = match node.op {
+                            GoalOp::Send { to, .. } => Some(to),
+                            GoalOp::Recv { from, .. } => from,
+                            GoalOp::Calc(_) => None,
+                        };
+                        if peer.is_some_and(|x| u64::from(x) >= n) {
+                            return None;
+                        }
+                        ops.push(graph_op(file, r as usize, node).ok()?);
+                    }
+                    topological(&nodes)?;
+                    self.graph.add_rank(&ops, &edges).ok()?;
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    fn finish(mut self) -> Option<Graph> {
+        let n = self.ranks?;
+        while (self.graph.ranks() as u64) < n {
+            self.graph.add_rank(&[], &[]).ok()?;
+        }
+        Some(self.graph)
+    }
+}
+
+/// A program that names the `ranks` ranks of a GOAL schedule (`rank i`,
+/// no operations) on `network`: what outputs need beside a
+/// [`Graph`]'s run.
+pub fn header(name: &str, ranks: usize, network: Network) -> Program {
+    goal_program(
+        name,
+        (0..ranks).map(|r| rank(r, Vec::new())).collect(),
+        network,
+    )
+}
+
 fn goal_program(name: &str, locations: Vec<LocationSpec>, network: Network) -> Program {
     Program {
         name: name.to_string(),
@@ -717,8 +893,16 @@ pub fn load_file_compiled(name: &str, path: &Path, network: Network) -> Result<C
 const CHUNK: usize = 1 << 16;
 
 fn load_stream(name: &str, path: &Path, network: Network) -> Option<Compiled> {
-    let mut reader = BufReader::new(File::open(path).ok()?);
     let mut fast = Fast::default();
+    stream(path, |text, line| fast.chunk(name, text, line))?;
+    fast.finish(network)
+}
+
+/// Reads the file at `path` in chunks of whole top-level statements and
+/// hands each to `chunk` with its first line; `None` when the file cannot
+/// be read or `chunk` gives up.
+fn stream(path: &Path, mut chunk_of: impl FnMut(&str, usize) -> Option<()>) -> Option<()> {
+    let mut reader = BufReader::new(File::open(path).ok()?);
     let mut chunk = String::new();
     let (mut line, mut first_line) = (1, 1);
     let (mut depth, mut comment) = (0i64, false);
@@ -753,15 +937,13 @@ fn load_stream(name: &str, path: &Path, network: Network) -> Option<Compiled> {
         }
         line += 1;
         if depth <= 0 && !comment && chunk.len() >= CHUNK {
-            fast.chunk(name, &chunk, first_line)?;
+            chunk_of(&chunk, first_line)?;
             chunk.clear();
             first_line = line;
             depth = 0;
         }
     }
-    fast.chunk(name, &chunk, first_line)?;
-    drop(chunk);
-    fast.finish(network)
+    chunk_of(&chunk, first_line)
 }
 
 /// The state of [`load_compiled`]'s direct path: `None` from a step means
@@ -809,7 +991,7 @@ impl Fast {
                         return None;
                     }
                     p.advance().ok()?;
-                    let nodes = parse_rank(&mut p).ok()?;
+                    let (nodes, _) = parse_rank(&mut p).ok()?;
                     let bad_peer = nodes.iter().any(|node| {
                         let peer = match node.op {
                             GoalOp::Send { to, .. } => Some(to),

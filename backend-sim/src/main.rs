@@ -19,7 +19,7 @@ use heisen_sim::analysis;
 use heisen_sim::builtin::{self, BUILTINS};
 use heisen_sim::compare::Comparison;
 use heisen_sim::engine::{
-    Compiled, Matching, PROGRESS, RunOptions, RunResult, call_sites, run, run_compiled,
+    Graph, Matching, PROGRESS, RunOptions, RunResult, call_sites, run, run_graph_with,
 };
 use heisen_sim::output::{json, monitor, report, svg, trace};
 use heisen_sim::program::{MAX_PER_BYTE, MAX_TIME, Op, Program};
@@ -418,7 +418,7 @@ fn simulate(a: SimulateArgs) -> Result<String, String> {
     let mut loaded = load(scenario, a.seed)?;
     let program = match &mut loaded {
         Loaded::Program(p, _) => p,
-        Loaded::Goal(c) => &mut c.program,
+        Loaded::Goal(header, _) => header,
     };
     if let Some(seed) = a.seed {
         program.seed = seed;
@@ -450,7 +450,9 @@ fn simulate(a: SimulateArgs) -> Result<String, String> {
     }
     let max_events = a.max_events.unwrap_or(u64::MAX);
     let (program, lines) = match loaded {
-        Loaded::Goal(c) => return simulate_goal(scenario, &c, &outputs, &progress, max_events),
+        Loaded::Goal(header, graph) => {
+            return simulate_goal(scenario, &header, &graph, &outputs, &progress, max_events);
+        }
         Loaded::Program(p, lines) => (p, lines),
     };
     let ops: f64 = program.locations.iter().map(|l| operations(&l.body)).sum();
@@ -855,16 +857,19 @@ fn replay_table(program: &Program, c: &Comparison, replay: &RunResult) -> String
     out
 }
 
+/// A GOAL schedule has no instrumentation: its ranks run as LogGOPSim
+/// runs them (the graph executor, docs/goal.md) and their times are
+/// printed the way LogGOPSim does.
 fn simulate_goal(
     name: &str,
-    compiled: &Compiled,
+    header: &Program,
+    graph: &Graph,
     outputs: &Outputs,
     progress: &Progress,
     max_events: u64,
 ) -> Result<String, String> {
-    // A GOAL schedule has no instrumentation: print its times the way
-    // LogGOPSim does. Kernels and a trace only when a file asks for them.
-    // LogGOPSim matches by source and tag only: sizes are not checked.
+    // Kernels and a trace only when a file asks for them. LogGOPSim
+    // matches by source and tag only: sizes are not checked.
     let wants = outputs.json.is_some() || outputs.timelines();
     let options = if wants {
         RunOptions {
@@ -879,25 +884,25 @@ fn simulate_goal(
         max_events,
         ..options
     };
-    let program = &compiled.program;
-    progress.phase(&format!("{name}: {} ranks", program.locations.len()));
-    let r = run_compiled(compiled, options).map_err(|e| format!("{name}: {e}"))?;
-    warn_unreceived(program, &r);
+    progress.phase(&format!("{name}: {} ranks", graph.ranks()));
+    let r = run_graph_with(graph, header.network, options).map_err(|e| format!("{name}: {e}"))?;
+    warn_unreceived(header, &r);
     let mut out = format!("{} ranks, {} events\n", r.ends.len(), r.events);
     for (i, t) in r.ends.iter().enumerate() {
         out += &format!("Host {i}: {t}\n");
     }
-    outputs.write(program, &r, progress)?;
+    outputs.write(header, &r, progress)?;
     Ok(out)
 }
 
-/// A scenario as read: GOAL schedules are compiled as they are read (the
-/// least memory for large ones).
+/// A scenario as read: GOAL schedules become a dependency graph as they
+/// are read (the least memory for large ones), with a program that only
+/// names their ranks and holds the network.
 enum Loaded {
     /// A program, with the line of every operation when it was read from
     /// a file.
     Program(Program, Option<scenario::OpLines>),
-    Goal(Compiled),
+    Goal(Program, Graph),
 }
 
 fn load(name: &str, seed: Option<u64>) -> Result<Loaded, String> {
@@ -915,8 +920,9 @@ fn load(name: &str, seed: Option<u64>) -> Result<Loaded, String> {
     }
     if extension == "goal" {
         // Read line by line: large schedules never whole in memory.
-        return goal::load_file_compiled(name, path, Network::LogGops(LogGops::default()))
-            .map(Loaded::Goal);
+        let graph = goal::load_file_graph(name, path)?;
+        let header = goal::header(name, graph.ranks(), Network::LogGops(LogGops::default()));
+        return Ok(Loaded::Goal(header, graph));
     }
     let text = std::fs::read_to_string(path).map_err(|e| format!("{name}: {e}"))?;
     scenario::parse_with_lines(name, &text)

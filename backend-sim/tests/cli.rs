@@ -81,6 +81,26 @@ fn goal_file_prints_loggopsim_times() {
 }
 
 #[test]
+fn goal_graph_with_several_cpus_runs_as_loggopsim() {
+    // docs/goal.md, "Several CPUs: a message is handled on the CPU
+    // numbered like the send's": the fixed LogGOPSim prints 4500 and 6552.
+    let o = heisen(&[
+        "simulate",
+        "tests/data/examples/several-cpus-message-cpu.goal",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("Host 0: 4500\nHost 1: 6552\n"), "{out}");
+    // An operation head-of-line behind a wait no longer deadlocks.
+    let o = heisen(&["simulate", "tests/data/examples/no-head-of-line.goal"]);
+    assert!(
+        stdout(&o).contains("Host 0: 16000\nHost 1: 7000\n"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+#[test]
 fn errors_fail_with_a_message() {
     let o = heisen(&["simulate", "no-such-scenario"]);
     assert!(!o.status.success());

@@ -18,11 +18,14 @@
 //! - an event that finds the CPU or NIC busy is re-inserted at the time
 //!   they free up, keeping its place among equal times (the event loop).
 //!
-//! One CPU and one NIC per location. A location with several (GOAL's
-//! `cpu N`, `nic N`) would keep one free time per CPU and per NIC and
-//! pass the operation's index to these methods.
+//! [`Host`] is one CPU and one NIC, a location of a program; [`Hosts`]
+//! the LogGOPS machines of all ranks of a GOAL graph, each with several
+//! CPUs and NICs (`cpu N`, `nic N`; LogGOPSim's `nexto`, `nextgs`,
+//! `nextgr`), addressed by rank and number.
 
 use crate::transfer::MessageCost;
+
+use super::options::SimError;
 
 /// When one location's CPU and NIC are free (simulated ns).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -103,6 +106,129 @@ impl Host {
     #[inline]
     pub(super) fn on_resume(&mut self, at: u64) {
         self.cpu_free = self.cpu_free.max(at);
+    }
+}
+
+/// The CPUs and NICs of every rank of a GOAL graph, all free at 0
+/// (docs/goal.md G3, G6).
+#[derive(Clone, Debug)]
+pub(super) struct Hosts {
+    cpus: usize,
+    nics: usize,
+    cpu_free: Vec<u64>,
+    send_free: Vec<u64>,
+    recv_free: Vec<u64>,
+}
+
+/// `a + b`, or an error when simulated time would pass 2^64 ns.
+fn later(a: u64, b: u64) -> Result<u64, SimError> {
+    a.checked_add(b).ok_or_else(|| {
+        SimError::Program(format!(
+            "simulated time passes {} ns (check the parameters and sizes)",
+            u64::MAX
+        ))
+    })
+}
+
+impl Hosts {
+    /// `ranks` ranks of `cpus` CPUs and `nics` NICs each.
+    pub(super) fn new(ranks: usize, cpus: usize, nics: usize) -> Self {
+        Hosts {
+            cpus,
+            nics,
+            cpu_free: vec![0; ranks * cpus],
+            send_free: vec![0; ranks * nics],
+            recv_free: vec![0; ranks * nics],
+        }
+    }
+
+    fn c(&self, rank: u32, cpu: u8) -> usize {
+        rank as usize * self.cpus + usize::from(cpu)
+    }
+
+    fn n(&self, rank: u32, nic: u8) -> usize {
+        rank as usize * self.nics + usize::from(nic)
+    }
+
+    /// When CPU `cpu` of `rank` is free.
+    pub(super) fn cpu_free(&self, rank: u32, cpu: u8) -> u64 {
+        self.cpu_free[self.c(rank, cpu)]
+    }
+
+    /// When a send on `cpu` and `nic` may start (LogGOPSim's
+    /// `max(nexto, nextgs)`).
+    pub(super) fn send_free(&self, rank: u32, cpu: u8, nic: u8) -> u64 {
+        self.cpu_free(rank, cpu)
+            .max(self.send_free[self.n(rank, nic)])
+    }
+
+    /// When an arrival may be handled on `cpu` and `nic` (`max(nexto, nextgr)`).
+    pub(super) fn receive_free(&self, rank: u32, cpu: u8, nic: u8) -> u64 {
+        self.cpu_free(rank, cpu)
+            .max(self.recv_free[self.n(rank, nic)])
+    }
+
+    /// A calc of `ns` starts at `now`; returns its end.
+    pub(super) fn on_compute(
+        &mut self,
+        rank: u32,
+        cpu: u8,
+        now: u64,
+        ns: u64,
+    ) -> Result<u64, SimError> {
+        let end = later(now, ns)?;
+        let c = self.c(rank, cpu);
+        self.cpu_free[c] = end;
+        Ok(end)
+    }
+
+    /// A send starts at `now`: CPU `o + (s-1)O`, NIC `g + (s-1)G`.
+    pub(super) fn on_send(
+        &mut self,
+        rank: u32,
+        cpu: u8,
+        nic: u8,
+        now: u64,
+        cost: &MessageCost,
+    ) -> Result<(), SimError> {
+        let (c, n) = (self.c(rank, cpu), self.n(rank, nic));
+        self.cpu_free[c] = later(now, cost.send_cpu)?;
+        self.send_free[n] = later(now, cost.send_gap)?;
+        Ok(())
+    }
+
+    /// An arrival is handled at `now`: CPU `o + max((s-1)O, (s-1)G)`, NIC
+    /// `g + (s-1)G`; returns when the CPU is free again.
+    pub(super) fn on_receive(
+        &mut self,
+        rank: u32,
+        cpu: u8,
+        nic: u8,
+        now: u64,
+        cost: &MessageCost,
+    ) -> Result<u64, SimError> {
+        let (c, n) = (self.c(rank, cpu), self.n(rank, nic));
+        self.cpu_free[c] = later(now, cost.recv_cpu)?;
+        self.recv_free[n] = later(now, cost.recv_gap)?;
+        Ok(self.cpu_free[c])
+    }
+
+    /// A rendezvous send of `rank` is matched at `now`: CPU `cpu` and the
+    /// send side of NIC `nic` are busy until then at least.
+    pub(super) fn on_rendezvous_match(&mut self, rank: u32, cpu: u8, nic: u8, now: u64) {
+        let (c, n) = (self.c(rank, cpu), self.n(rank, nic));
+        self.cpu_free[c] = self.cpu_free[c].max(now);
+        self.send_free[n] = self.send_free[n].max(now);
+    }
+
+    /// The end of `rank`: its latest CPU free time (NICs do not count, G11).
+    pub(super) fn end(&self, rank: u32) -> u64 {
+        let c = self.c(rank, 0);
+        self.cpu_free[c..c + self.cpus]
+            .iter()
+            .copied()
+            .max()
+            .unwrap_or(0)
     }
 }
 

@@ -14,6 +14,7 @@ use std::collections::VecDeque;
 
 use crate::program::{LocationId, Source, Tag};
 
+use super::graph::ANY;
 use super::probe::Pbs;
 
 /// A posted receive, waiting for its message.
@@ -223,6 +224,80 @@ impl InFlight {
     }
 }
 
+/// A posted receive or an unexpected message of a GOAL graph, in
+/// LogGOPSim's list matching (`match()` with `LIST_MATCH`, docs/goal.md
+/// G10): its peer (a receive's source or [`ANY`], a message's sender),
+/// its tag ([`ANY`] on either side matches every tag) and what it is (a
+/// receive's operation, a message's slot).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct GoalEntry {
+    pub(super) peer: u32,
+    pub(super) tag: u32,
+    pub(super) id: u32,
+}
+
+impl GoalEntry {
+    fn matches(&self, other: &GoalEntry) -> bool {
+        (self.peer == ANY || other.peer == ANY || self.peer == other.peer)
+            && (self.tag == ANY || other.tag == ANY || self.tag == other.tag)
+    }
+}
+
+/// The posted and unexpected lists of every rank of a GOAL graph, each
+/// searched from its oldest entry (LogGOPSim's `rq` and `uq`). Sizes take
+/// no part in matching.
+#[derive(Debug)]
+pub(super) struct GoalQueues {
+    posted: Vec<VecDeque<GoalEntry>>,
+    unexpected: Vec<VecDeque<GoalEntry>>,
+}
+
+impl GoalQueues {
+    pub(super) fn new(ranks: usize) -> Self {
+        GoalQueues {
+            posted: vec![VecDeque::new(); ranks],
+            unexpected: vec![VecDeque::new(); ranks],
+        }
+    }
+
+    fn take(list: &mut VecDeque<GoalEntry>, e: &GoalEntry) -> Option<GoalEntry> {
+        let i = list.iter().position(|x| x.matches(e))?;
+        list.remove(i)
+    }
+
+    /// A receive of `rank` is posted: it takes the oldest unexpected
+    /// message it matches, or joins the posted list (`None`).
+    pub(super) fn on_post(&mut self, rank: u32, receive: GoalEntry) -> Option<GoalEntry> {
+        let r = rank as usize;
+        let found = Self::take(&mut self.unexpected[r], &receive);
+        if found.is_none() {
+            self.posted[r].push_back(receive);
+        }
+        found
+    }
+
+    /// A message to `rank` is handled: it takes the oldest posted receive
+    /// it matches, or joins the unexpected list (`None`).
+    pub(super) fn on_arrival(&mut self, rank: u32, message: GoalEntry) -> Option<GoalEntry> {
+        let r = rank as usize;
+        let found = Self::take(&mut self.posted[r], &message);
+        if found.is_none() {
+            self.unexpected[r].push_back(message);
+        }
+        found
+    }
+
+    /// Each rank with entries left: `(rank, posted, unexpected)`.
+    pub(super) fn left(&self) -> impl Iterator<Item = (usize, usize, usize)> + '_ {
+        self.posted
+            .iter()
+            .zip(&self.unexpected)
+            .enumerate()
+            .filter(|(_, (p, u))| !p.is_empty() || !u.is_empty())
+            .map(|(r, (p, u))| (r, p.len(), u.len()))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -317,5 +392,20 @@ mod tests {
         assert!(f.take(a).is_none() && f.receiver(a).is_none());
         assert_eq!(f.insert(message(1, 0, 3)), a);
         assert_eq!(f.take(b).map(|m| m.send_request), Some(2));
+    }
+
+    #[test]
+    fn goal_lists_match_wildcards_on_either_side_oldest_first() {
+        let e = |peer, tag, id| GoalEntry { peer, tag, id };
+        let mut q = GoalQueues::new(2);
+        assert_eq!(q.on_post(1, e(ANY, 7, 1)), None);
+        assert_eq!(q.on_post(1, e(0, ANY, 2)), None);
+        // A message with tag ANY takes the oldest receive from its source.
+        assert_eq!(q.on_arrival(1, e(0, ANY, 10)), Some(e(ANY, 7, 1)));
+        assert_eq!(q.on_arrival(1, e(0, 3, 11)), Some(e(0, ANY, 2)));
+        assert_eq!(q.on_arrival(1, e(0, 3, 12)), None);
+        assert_eq!(q.left().collect::<Vec<_>>(), vec![(1, 0, 1)]);
+        assert_eq!(q.on_post(1, e(1, 3, 3)), None, "another source");
+        assert_eq!(q.on_post(1, e(0, 3, 4)), Some(e(0, 3, 12)));
     }
 }

@@ -16,6 +16,8 @@
 //! | module | what it holds |
 //! |---|---|
 //! | `event_loop` | pops events in `(time, seq)` order; a location's step hands each instruction to the room of its kind |
+//! | `goal_loop` | the GOAL graph executor: LogGOPSim's simulator loop over a [`Graph`] (docs/goal.md) |
+//! | `goal_probe` | the kernels of a GOAL graph's ranks, fed in time order: releases at sends, merges at matches (R3-R5, R11, R12) |
 //! | `p2p` | sends, receives, waits: LogGOPS costs applied, messages matched, waits merged (R4, R5, R11, R12) |
 //! | `collective` | collectives by call order: 1-to-n, n-to-1, n-to-n (R6) |
 //! | `shmem` | locks, thread barriers, work queues, spawn, join, a location's end (R8) |
@@ -24,11 +26,13 @@
 //! | `instrument` | the calibrated cost of each instrumentation action (R1) and the kernels' enter/exit/loop/release calls |
 //! | `result` | the [`RunResult`] assembled from the locations' final state |
 //! | `world` | the locations' run state, the event queue and clock, and the moves every room makes (schedule, block, resume, record) |
-//! | `machine` | the LogGOPS machine of a location: when its CPU and NIC are free, one `on_<event>` method per event |
-//! | `matching` | MPI matching: posted and unexpected queues (LogGOPSim's RQ and UQ), messages in flight |
+//! | `machine` | the LogGOPS machine of a location (`Host`) and of a GOAL graph's ranks, several CPUs and NICs each (`Hosts`): when CPUs and NICs are free, one `on_<event>` method per event |
+//! | `matching` | MPI matching: posted and unexpected queues (LogGOPSim's RQ and UQ), messages in flight; LogGOPSim's list matching for GOAL graphs (`GoalQueues`) |
 //! | `requests` | a location's outstanding requests and the dependencies they collect |
 //! | `record` | the trace, approximated times and activity graph kept during the run |
 //! | `probe` | the kernels of a location in both forms and the records a dependency carries (R3) |
+//! | `goal_rank` | a GOAL graph's dependency state: unmet dependencies, ready order, earliest times |
+//! | `graph` | the compiled GOAL schedule: operations and their dependents, flat |
 //! | `code` | the compiled program: 16-byte instructions |
 //! | `options` | [`RunOptions`] and [`SimError`] |
 //!
@@ -39,6 +43,10 @@
 mod code;
 mod collective;
 mod event_loop;
+mod goal_loop;
+mod goal_probe;
+mod goal_rank;
+mod graph;
 mod instrument;
 mod machine;
 mod matching;
@@ -57,6 +65,8 @@ mod world;
 
 pub(crate) use code::Code;
 pub use code::{Compiled, call_sites, compile};
+pub use goal_loop::{run_graph, run_graph_with};
+pub use graph::{ANY, Edge, Graph, GraphOp, OpKind};
 pub use options::{MAX_CLOCK, Matching, RunOptions, SimError};
 pub use probe::{
     DEPTH, Kernel, REPORT_COMMS, REPORT_LOOPS, REPORT_REGIONS, SELECTED, SimProfile, SimReport,

@@ -10,7 +10,7 @@ use heisen_core::report::{CriticalPath, LOCATION_NAME_LEN, LocationReport, Locat
 use crate::activity::{CpuTimes, LocationActivity, WildcardSite};
 use crate::program::LocationId;
 
-use super::probe::{SELECTED, SimProfile, SimReport};
+use super::probe::{Probe, SELECTED, SimProfile, SimReport};
 use super::record::TraceEvent;
 use super::world::{Loc, World};
 
@@ -82,18 +82,25 @@ pub(super) fn assemble(w: World<'_>) -> RunResult {
     RunResult {
         ends: locs.iter().map(|l| l.end.unwrap_or(0)).collect(),
         events: w.events,
-        estimates: kernels.then(|| locs.iter().map(estimates).collect()),
-        paths: kernels.then(|| locs.iter().map(path).collect()),
+        estimates: kernels.then(|| locs.iter().map(|l| estimates(&Ended::of(l))).collect()),
+        paths: kernels.then(|| locs.iter().map(|l| path(&Ended::of(l))).collect()),
         trace: w.recorder.trace,
         reports: kernels.then(|| {
             locs.iter()
                 .enumerate()
-                .map(|(i, l)| report_of(i as u32, &w.program.locations[i].name, l, selected))
+                .map(|(i, l)| {
+                    report_of(
+                        i as u32,
+                        &w.program.locations[i].name,
+                        &Ended::of(l),
+                        selected,
+                    )
+                })
                 .collect()
         }),
         approximated: w.recorder.approximated,
         activity,
-        cpu: kernels.then(|| locs.iter().map(cpu).collect()),
+        cpu: kernels.then(|| locs.iter().map(|l| cpu(&Ended::of(l))).collect()),
         wildcards: locs
             .iter()
             .enumerate()
@@ -122,12 +129,30 @@ fn unreceived(locs: &[Loc]) -> (u64, Vec<(LocationId, LocationId, u32, u64)>) {
     (count, listed)
 }
 
+/// What the result reads of a location that ended: its end, its kernels
+/// and its own instrumentation time (a program's location or a GOAL rank).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Ended<'a> {
+    pub(super) end: Option<u64>,
+    pub(super) probe: Option<&'a Probe>,
+    pub(super) overhead: u64,
+}
+
+impl<'a> Ended<'a> {
+    fn of(l: &'a Loc) -> Self {
+        Ended {
+            end: l.end,
+            probe: l.probe.as_deref(),
+            overhead: l.overhead,
+        }
+    }
+}
+
 /// What the kernels of `l` say about its end.
-fn estimates(l: &Loc) -> Estimates {
+pub(super) fn estimates(l: &Ended<'_>) -> Estimates {
     let end = l.end.unwrap_or(0);
     let (ts, dly) = l
         .probe
-        .as_ref()
         .map_or((0, 0), |p| (p.timestamped.delay(), p.delay_only.delay()));
     Estimates {
         measured: end,
@@ -139,16 +164,16 @@ fn estimates(l: &Loc) -> Estimates {
 }
 
 /// R7: the path at the location's end, trailing work included.
-fn path(l: &Loc) -> Snapshot<SELECTED> {
-    l.probe.as_ref().map_or(Snapshot::ZERO, |p| {
+pub(super) fn path(l: &Ended<'_>) -> Snapshot<SELECTED> {
+    l.probe.map_or(Snapshot::ZERO, |p| {
         let end = l.end.unwrap_or(0).max(p.timestamped.last_measured());
         Snapshot::of_piggyback(&p.timestamped.peek(end)).unwrap_or_else(|| p.timestamped.snapshot())
     })
 }
 
 /// CPU time per region, up to the location's end.
-fn cpu(l: &Loc) -> CpuTimes {
-    l.probe.as_ref().map_or_else(CpuTimes::default, |p| {
+pub(super) fn cpu(l: &Ended<'_>) -> CpuTimes {
+    l.probe.map_or_else(CpuTimes::default, |p| {
         let mut clock = p.cpu.clone();
         let end = l.end.unwrap_or(0).max(p.timestamped.last_measured());
         clock.on_end(end as i64 - p.timestamped.delay() as i64);
@@ -158,11 +183,11 @@ fn cpu(l: &Loc) -> CpuTimes {
 /// The report of one location: its timestamped kernel's values at the
 /// location's end, with the critical-path arrays cut to the `selected`
 /// regions that the header lists.
-fn report_of(id: u32, name: &str, loc: &Loc, selected: usize) -> SimReport {
+pub(super) fn report_of(id: u32, name: &str, loc: &Ended<'_>, selected: usize) -> SimReport {
     let end = loc.end.unwrap_or(0);
     let name = heisen_core::report::truncated::<LOCATION_NAME_LEN>(name);
     let empty = SimProfile::new();
-    let (delay, overhead, path, frames, overcompensation, profile) = match &loc.probe {
+    let (delay, overhead, path, frames, overcompensation, profile) = match loc.probe {
         Some(p) => {
             let k = &p.timestamped;
             (

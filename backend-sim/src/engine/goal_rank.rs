@@ -1,0 +1,100 @@
+//! The dependency state of every rank of a GOAL graph while it runs, as
+//! LogGOPSim keeps it (`SerializedGraph::MarkNodeAsStarted`,
+//! `MarkNodeAsDone`, `GetExecutableNodes`): how many dependencies each
+//! operation still waits for, the operations that became executable in
+//! the current event in the order they did (docs/goal.md G2), and each
+//! operation's earliest time, the latest completion of what it
+//! `requires` and start of what it `irequires` (the causality guard of
+//! the fixed build, A3).
+
+use super::graph::Graph;
+
+/// Per operation: unmet dependencies and earliest time; the operations
+/// made executable by the current event.
+#[derive(Debug)]
+pub(super) struct Deps {
+    unmet: Vec<u32>,
+    earliest: Vec<u64>,
+    /// Operations started so far (an operation starts once).
+    started: usize,
+    /// Made executable by the current event, in the order they became so.
+    fresh: Vec<u32>,
+}
+
+impl Deps {
+    pub(super) fn new(g: &Graph) -> Self {
+        Deps {
+            unmet: g.unmet.clone(),
+            // With one CPU per rank the guard never acts (docs/goal.md
+            // A3: the CPU free time is already later): not kept.
+            earliest: if g.cpus > 1 {
+                vec![0; g.operations()]
+            } else {
+                Vec::new()
+            },
+            started: 0,
+            fresh: Vec::new(),
+        }
+    }
+
+    /// Rank `r`'s roots, in file order (G1), as fresh operations.
+    pub(super) fn roots(&mut self, g: &Graph, r: usize) {
+        let unmet = &self.unmet;
+        self.fresh
+            .extend(g.rank_ops(r).filter(|&op| unmet[op as usize] == 0));
+    }
+
+    /// Releases the operations waiting for `op`'s start (`start`) or
+    /// completion, at `t`.
+    fn release(&mut self, g: &Graph, op: u32, start: bool, t: u64) {
+        for &d in g.waiting_for(op, start) {
+            let d = d as usize;
+            if let Some(e) = self.earliest.get_mut(d) {
+                *e = (*e).max(t);
+            }
+            self.unmet[d] -= 1;
+            if self.unmet[d] == 0 {
+                self.fresh.push(d as u32);
+            }
+        }
+    }
+
+    /// `op` starts at `t`: its `irequires` dependents are released.
+    pub(super) fn on_start(&mut self, g: &Graph, op: u32, t: u64) {
+        self.started += 1;
+        self.release(g, op, true, t);
+    }
+
+    /// `op` completes at `t`: its `requires` dependents are released.
+    pub(super) fn on_done(&mut self, g: &Graph, op: u32, t: u64) {
+        self.release(g, op, false, t);
+    }
+
+    /// The operations made executable since the last call, in LogGOPSim's
+    /// order: by rank, then sends, receives, calcs, each kind in the
+    /// order they became executable (a stable sort, G5 and A1), each with
+    /// its earliest time. `out` is cleared first.
+    pub(super) fn take_fresh(&mut self, g: &Graph, out: &mut Vec<(u32, u64)>) {
+        out.clear();
+        let key = |&op: &u32| (g.rank_of[op as usize], g.ops[op as usize].kind);
+        if self.fresh.len() > 1 && self.fresh.windows(2).any(|w| key(&w[0]) > key(&w[1])) {
+            self.fresh.sort_by_key(key);
+        }
+        let earliest = &self.earliest;
+        out.extend(
+            self.fresh
+                .drain(..)
+                .map(|op| (op, earliest.get(op as usize).copied().unwrap_or(0))),
+        );
+    }
+
+    /// Whether every operation started.
+    pub(super) fn all_started(&self, g: &Graph) -> bool {
+        self.started == g.operations()
+    }
+
+    /// Whether `op` still waits for a dependency.
+    pub(super) fn waiting(&self, op: u32) -> bool {
+        self.unmet[op as usize] > 0
+    }
+}
