@@ -451,14 +451,26 @@ fn simulate(a: SimulateArgs) -> Result<String, String> {
     let max_events = a.max_events.unwrap_or(u64::MAX);
     let (program, lines) = match loaded {
         Loaded::Goal(header, graph) => {
-            return simulate_goal(scenario, &header, &graph, &outputs, &progress, max_events);
+            return simulate_goal(
+                scenario,
+                &header,
+                &graph,
+                &outputs,
+                &progress,
+                max_events,
+                a.all_locations,
+            );
         }
         Loaded::Program(p, lines) => (p, lines),
     };
     let ops: f64 = program.locations.iter().map(|l| operations(&l.body)).sum();
-    if ops > ENDLESS_OPS && a.max_events.is_none() {
+    if ops > ENDLESS_OPS {
+        let stop = match a.max_events {
+            Some(n) => format!("--max-events stops it after {n} events"),
+            None => "stop it with Ctrl-C, or give --max-events N".into(),
+        };
         eprintln!(
-            "heisen: warning: {scenario} runs about {ops:.2e} operations (loops multiplied): it may not end in your lifetime; stop it with Ctrl-C, or give --max-events N"
+            "heisen: warning: {scenario} runs about {ops:.2e} operations (loops multiplied): it may not end in your lifetime; {stop}"
         );
     }
     let analysis = !a.no_analysis && (a.full_analysis || ops <= ANALYSIS_OPS);
@@ -867,6 +879,7 @@ fn simulate_goal(
     outputs: &Outputs,
     progress: &Progress,
     max_events: u64,
+    all: bool,
 ) -> Result<String, String> {
     // Kernels and a trace only when a file asks for them. LogGOPSim
     // matches by source and tag only: sizes are not checked.
@@ -888,8 +901,32 @@ fn simulate_goal(
     let r = run_graph_with(graph, header.network, options).map_err(|e| format!("{name}: {e}"))?;
     warn_unreceived(header, &r);
     let mut out = format!("{} ranks, {} events\n", r.ends.len(), r.events);
-    for (i, t) in r.ends.iter().enumerate() {
-        out += &format!("Host {i}: {t}\n");
+    if all || r.ends.len() <= heisen_sim::compare::SUMMARY_ABOVE {
+        for (i, t) in r.ends.iter().enumerate() {
+            out += &format!("Host {i}: {t}\n");
+        }
+    } else {
+        // Min, median and max end with a rank that has it, then the
+        // latest ranks; every rank's line (LogGOPSim's) on request.
+        let mut order: Vec<(u64, usize)> =
+            r.ends.iter().enumerate().map(|(i, &t)| (t, i)).collect();
+        order.sort_unstable();
+        let n = order.len();
+        for (what, (t, i)) in [
+            ("min", order[0]),
+            ("median", order[n / 2]),
+            ("max", order[n - 1]),
+        ] {
+            out += &format!("{what:<6} end: {t} ns (Host {i})\n");
+        }
+        let top = heisen_sim::compare::SUMMARY_TOP;
+        out += &format!("the {top} ranks that end last:\n");
+        let mut latest = order.clone();
+        latest.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        for (t, i) in latest.into_iter().take(top) {
+            out += &format!("Host {i}: {t}\n");
+        }
+        out += "(--all-locations prints every rank's line, as LogGOPSim does)\n";
     }
     outputs.write(header, &r, progress)?;
     Ok(out)

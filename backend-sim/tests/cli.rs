@@ -627,6 +627,24 @@ fn a_runaway_program_is_announced_and_stopped_by_max_events() {
             && err.contains("stopped after 20000 events (--max-events)"),
         "{err}"
     );
+    assert!(
+        err.contains("warning: ")
+            && err.contains("runs about 3.20e19 operations")
+            && err.contains("--max-events stops it after 20000 events"),
+        "{err}"
+    );
+    // GOAL schedules too.
+    let g = heisen(&[
+        "simulate",
+        "scenarios/dissemination_16.goal",
+        "--max-events",
+        "10",
+    ]);
+    assert!(
+        !g.status.success() && stderr(&g).contains("stopped after 10 events (--max-events)"),
+        "{}",
+        stderr(&g)
+    );
     let o = heisen(&["simulate", &file, "--max-events", "0"]);
     assert!(
         stderr(&o).contains("stopped after 0 events"),
@@ -1032,4 +1050,49 @@ fn call_sites_are_named_by_operation_and_file_line() {
     assert!(out.contains("recv from any tag 1 (op 1.2.1)"), "{out}");
     assert!(out.contains("send to last tag 2 (op 1.2.3)"), "{out}");
     assert!(!out.contains("more records"), "{out}");
+}
+
+#[test]
+fn a_goal_schedule_of_many_ranks_prints_a_summary_and_every_rank_on_request() {
+    let dir = scratch("goal-summary");
+    let file = dir.join("ring.goal");
+    // 40 ranks in a ring: rank r sends to r + 1 after r * 100 ns of work.
+    let mut text = String::from("num_ranks 40\n");
+    for r in 0..40 {
+        text += &format!(
+            "rank {r} {{\nl1: calc {}\nl2: send 8b to {}\nl3: recv 8b from {}\nl2 requires l1\n}}\n",
+            r * 100,
+            (r + 1) % 40,
+            (r + 39) % 40
+        );
+    }
+    std::fs::write(&file, text).unwrap();
+    let o = heisen(&["simulate", file.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.starts_with("40 ranks, "), "{out}");
+    for what in [
+        "min    end: ",
+        "median end: ",
+        "max    end: ",
+        "the 5 ranks that end last:",
+    ] {
+        assert!(out.contains(what), "no {what:?}\n{out}");
+    }
+    assert_eq!(
+        out.lines().filter(|l| l.starts_with("Host ")).count(),
+        5,
+        "{out}"
+    );
+    let all = stdout(&heisen(&[
+        "simulate",
+        file.to_str().unwrap(),
+        "--all-locations",
+    ]));
+    assert_eq!(
+        all.lines().filter(|l| l.starts_with("Host ")).count(),
+        40,
+        "{all}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }
