@@ -88,6 +88,9 @@ enum Command {
         /// List every communication record (default: the longest waits).
         #[arg(long)]
         all_comms: bool,
+        /// Print every location's row (default: a summary above 16).
+        #[arg(long)]
+        all_locations: bool,
     },
     /// Watch the critical path of a program running with HEISEN_MONITOR=1.
     ///
@@ -390,7 +393,11 @@ fn execute(command: Command) -> Result<String, String> {
             interval,
             once,
         } => watch(&target, interval, once),
-        Command::Report { files, all_comms } => {
+        Command::Report {
+            files,
+            all_comms,
+            all_locations,
+        } => {
             let mut reports = Vec::with_capacity(files.len());
             for file in files {
                 let text = std::fs::read_to_string(&file)
@@ -398,7 +405,7 @@ fn execute(command: Command) -> Result<String, String> {
                 let r = report::parse(&file, &text).map_err(|e| e.to_string())?;
                 reports.push((file, r));
             }
-            Ok(report::render_files(&reports, all_comms))
+            Ok(report::render_files(&reports, all_comms, all_locations))
         }
         Command::Simulate(args) => simulate(*args),
     }

@@ -1096,3 +1096,52 @@ fn a_goal_schedule_of_many_ranks_prints_a_summary_and_every_rank_on_request() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn report_of_many_locations_is_a_summary_in_a_unit_that_fits() {
+    let dir = scratch("report-many");
+    let file = dir.join("many.toml");
+    std::fs::write(&file, many(40)).unwrap();
+    let json = dir.join("many.json");
+    let o = heisen(&[
+        "simulate",
+        file.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&heisen(&["report", json.to_str().unwrap()]));
+    assert!(out.contains("41 locations: min, median and max"), "{out}");
+    assert!(
+        out.contains("the 5 locations with the longest measured time"),
+        "{out}"
+    );
+    let all = stdout(&heisen(&[
+        "report",
+        "--all-locations",
+        json.to_str().unwrap(),
+    ]));
+    let rows = |text: &str| {
+        text.lines()
+            .skip_while(|l| !l.starts_with("per location"))
+            .filter(|l| l.split_whitespace().nth(1).is_some_and(|w| w == "w"))
+            .count()
+    };
+    assert_eq!(rows(&all), 40, "{all}");
+    assert!(rows(&out) <= 5, "{out}");
+    // 12 s of work reads in s.
+    let long = dir.join("long.toml");
+    std::fs::write(&long, "[[location]]\nname = \"a\"\nops = [ { region = \"r\", ops = [ { compute = 12000000000 } ] } ]\n").unwrap();
+    let json = dir.join("long.json");
+    let o = heisen(&[
+        "simulate",
+        long.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&heisen(&["report", json.to_str().unwrap()]));
+    assert!(out.contains("per location (times in s)"), "{out}");
+    assert!(out.contains("critical path: 12.000 s"), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
