@@ -301,6 +301,9 @@ impl Outputs {
 /// second and prints at most once a second.
 struct Progress {
     start: Instant,
+    /// Seconds after which progress is shown (1, or
+    /// `HEISEN_PROGRESS_AFTER`).
+    after: f64,
     shared: Arc<(Mutex<String>, AtomicBool)>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
@@ -308,6 +311,11 @@ struct Progress {
 impl Progress {
     fn start() -> Self {
         let start = Instant::now();
+        let after = std::env::var("HEISEN_PROGRESS_AFTER")
+            .ok()
+            .and_then(|v| v.parse::<f64>().ok())
+            .filter(|v| v.is_finite() && *v >= 0.0)
+            .unwrap_or(1.0);
         let shared = Arc::new((Mutex::new(String::from("reading")), AtomicBool::new(false)));
         let seen = Arc::clone(&shared);
         let thread = std::thread::spawn(move || {
@@ -315,7 +323,7 @@ impl Progress {
             while !seen.1.load(Relaxed) {
                 std::thread::park_timeout(Duration::from_millis(250));
                 let t = start.elapsed().as_secs_f64();
-                if t >= 1.0 && t - last >= 1.0 && !seen.1.load(Relaxed) {
+                if t >= after && t - last >= 1.0 && !seen.1.load(Relaxed) {
                     last = t;
                     let events = PROGRESS.load(Relaxed);
                     let phase = seen.0.lock().map(|p| p.clone()).unwrap_or_default();
@@ -325,6 +333,7 @@ impl Progress {
         });
         Progress {
             start,
+            after,
             shared,
             thread: Some(thread),
         }
@@ -338,7 +347,7 @@ impl Progress {
             *p = what.to_string();
         }
         let t = self.start.elapsed().as_secs_f64();
-        if t >= 1.0 {
+        if t >= self.after {
             eprintln!("heisen: [{t:7.1} s] {what}");
         }
     }

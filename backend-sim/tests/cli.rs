@@ -1145,3 +1145,52 @@ fn report_of_many_locations_is_a_summary_in_a_unit_that_fits() {
     assert!(out.contains("critical path: 12.000 s"), "{out}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_collective_too_long_for_the_clock_stops_with_an_error() {
+    // 17 ranks, alltoall of 2^40 bytes at G = 2^20 ns per byte: 16 rounds
+    // of 2^60 ns, 2^64 ns in all.
+    let file = scenario_file(
+        "collective",
+        "a.toml",
+        "[network]\nG = 1048576\n[[location]]\nname = \"r\"\ncount = 17\n\
+         ops = [ { alltoall = true, bytes = 1099511627776 } ]\n",
+    );
+    refused(
+        &["simulate", &file],
+        &["simulated time passed", "too large"],
+    );
+}
+
+#[test]
+fn progress_names_every_phase_of_a_long_run() {
+    // Progress starts after a second; HEISEN_PROGRESS_AFTER=0 shows it
+    // from the start, so that the phases can be checked without a long run.
+    let o = Command::new(env!("CARGO_BIN_EXE_heisen"))
+        .args(["simulate", "master-worker", "--match", "approximated"])
+        .env("HEISEN_PROGRESS_AFTER", "0")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("runs");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    for phase in [
+        "master-worker: 5 locations, about ",
+        "operations: truth run",
+        "] measured run",
+        "offline analysis: activity graph and 4 what-if runs",
+        "wildcards matched by approximated send time",
+        "writing files",
+    ] {
+        assert!(err.contains(phase), "no {phase:?} in\n{err}");
+    }
+    assert!(err.lines().all(|l| l.starts_with("heisen: [")), "{err}");
+    // Not before its time: nothing on stderr.
+    let o = Command::new(env!("CARGO_BIN_EXE_heisen"))
+        .args(["simulate", "master-worker"])
+        .env("HEISEN_PROGRESS_AFTER", "1e9")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("runs");
+    assert!(stderr(&o).is_empty(), "{}", stderr(&o));
+}
