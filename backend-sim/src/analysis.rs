@@ -31,6 +31,7 @@
 
 use core::cmp::Ordering;
 use core::fmt;
+use core::fmt::Write as _;
 use std::collections::HashMap;
 
 use heisen_core::Snapshot;
@@ -399,7 +400,7 @@ pub struct ProfileRow {
     pub cpu_inclusive: i64,
     /// Exclusive CPU time summed over locations.
     pub cpu_exclusive: i64,
-    /// CP-zero time `L - n[k]`: how much shorter the critical path is when
+    /// Zero-gain `L - n[k]`: how much shorter the critical path is when
     /// the region costs nothing (003 §3, Fig. 9).
     pub zero: Option<i64>,
     /// Truth end minus the what-if re-simulation's end (offline only).
@@ -426,78 +427,174 @@ pub struct CpProfile {
     pub uncovered: usize,
 }
 
-fn micros(ns: i64) -> String {
-    format!("{:.3}", ns as f64 / 1000.0)
-}
+/// The legend under the profiles of `heisen simulate` (and docs/cli.md).
+pub const LEGEND: &str = "\
+legend: CP = the region's inclusive share of the critical path (time on the path inside it, nested regions
+  included), CP excl = its exclusive share (nested regions not included); CPU = its CPU time summed over
+  all locations (waiting excluded), CPU excl = exclusive; zero-gain = how much shorter the critical path
+  is when the region costs nothing (critical-path zeroing, R10: L - n[k]); what-if = truth end minus the
+  end of a re-simulation without the region's compute; % = of the critical path (CP, zero-gain, what-if)
+  or of all CPU time (CPU). Regions form a tree by nesting, siblings sorted by CP share; (transfer) is the
+  path's time in messages, (outside regions) its time in no region, so that top-level rows, (transfer)
+  and (outside regions) add up to the critical path.
+";
 
-fn percent(part: i64, whole: i64) -> String {
-    if whole == 0 {
-        return "-".into();
+/// Each region's parent (the region it is first seen nested in) in
+/// `program`'s operations; `None` at top level.
+pub fn region_parents(program: &Program) -> Vec<Option<u32>> {
+    fn walk(ops: &[Op], open: Option<u32>, parents: &mut [Option<Option<u32>>]) {
+        for op in ops {
+            match op {
+                Op::Region { region, body } => {
+                    if let Some(p) = parents.get_mut(*region as usize)
+                        && p.is_none()
+                        && open != Some(*region)
+                    {
+                        *p = Some(open);
+                    }
+                    walk(body, Some(*region), parents);
+                }
+                Op::Loop { body, .. } => walk(body, open, parents),
+                _ => {}
+            }
+        }
     }
-    format!("{:.1}", part as f64 * 100.0 / whole as f64)
+    let mut parents = vec![None; program.regions.len()];
+    for l in &program.locations {
+        walk(&l.body, None, &mut parents);
+    }
+    let mut out: Vec<Option<u32>> = parents.into_iter().map(Option::flatten).collect();
+    // A cycle (a region first seen inside one that is first seen inside
+    // it) cannot be drawn as a tree: such regions go to the top level.
+    for k in 0..out.len() {
+        let mut at = out[k];
+        let mut steps = 0;
+        while let Some(p) = at {
+            steps += 1;
+            if p as usize == k || steps > out.len() {
+                out[k] = None;
+                break;
+            }
+            at = out.get(p as usize).copied().flatten();
+        }
+    }
+    out
 }
 
-impl fmt::Display for CpProfile {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(
-            f,
-            "critical-path profile, {}: CP {} µs, ends at {}; CPU {} µs",
+impl CpProfile {
+    /// The profile as text with its regions as a tree by nesting in
+    /// `program` (siblings by critical-path share), in a unit that fits.
+    pub fn render(&self, program: &Program) -> String {
+        self.render_tree(&region_parents(program))
+    }
+
+    /// The profile with `parents[k]` the parent of region id `k`.
+    pub fn render_tree(&self, parents: &[Option<u32>]) -> String {
+        use crate::output::units::{Unit, percent};
+        let unit = Unit::for_max(self.length.max(self.cpu_total));
+        let mut out = format!(
+            "critical-path profile, {}: CP {} {u}, ends at {}; CPU {} {u}; regions by nesting, siblings by CP share\n",
             self.source,
-            micros(self.length),
+            unit.fmt(self.length),
             self.ends_at,
-            micros(self.cpu_total)
-        )?;
-        let width = self
-            .rows
+            unit.fmt(self.cpu_total),
+            u = unit.name()
+        );
+        let parent = |r: &ProfileRow| parents.get(r.id as usize).copied().flatten();
+        // Depth-first order, siblings by decreasing CP share, then CPU.
+        let mut order: Vec<(usize, &ProfileRow)> = Vec::new();
+        fn visit<'a>(
+            rows: &'a [ProfileRow],
+            of: Option<u32>,
+            depth: usize,
+            parent: &dyn Fn(&ProfileRow) -> Option<u32>,
+            order: &mut Vec<(usize, &'a ProfileRow)>,
+        ) {
+            let mut kids: Vec<&ProfileRow> = rows.iter().filter(|r| parent(r) == of).collect();
+            kids.sort_by(|a, b| {
+                (b.cp_inclusive, b.cpu_inclusive)
+                    .cmp(&(a.cp_inclusive, a.cpu_inclusive))
+                    .then(a.id.cmp(&b.id))
+            });
+            for k in kids {
+                order.push((depth, k));
+                if depth < 64 {
+                    visit(rows, Some(k.id), depth + 1, parent, order);
+                }
+            }
+        }
+        visit(&self.rows, None, 0, &parent, &mut order);
+        let width = order
             .iter()
-            .map(|r| r.region.chars().count())
+            .map(|(d, r)| 2 * d + r.region.chars().count())
             .max()
             .unwrap_or(0)
-            .max(10);
+            .max(17);
         let whatif = self.rows.iter().any(|r| r.whatif.is_some());
-        write!(
-            f,
+        let _ = write!(
+            out,
             "{:<width$}  {:>11} {:>5}  {:>11} {:>5}  {:>11} {:>5}  {:>11} {:>5}  {:>11} {:>5}",
-            "region", "CP", "%CP", "CP excl", "%", "CPU", "%CPU", "CPU excl", "%", "CP-zero", "%"
-        )?;
+            "region", "CP", "%", "CP excl", "%", "CPU", "%", "CPU excl", "%", "zero-gain", "%"
+        );
         if whatif {
-            write!(f, "  {:>11} {:>5}", "what-if", "%")?;
+            let _ = write!(out, "  {:>11} {:>5}", "what-if", "%");
         }
-        writeln!(f)?;
+        out.push('\n');
         let cell = |v: Option<i64>, whole: i64| match v {
-            Some(v) => format!("{:>11} {:>5}", micros(v), percent(v, whole)),
+            Some(v) => format!("{:>11} {:>5}", unit.fmt(v), percent(v, whole)),
             None => format!("{:>11} {:>5}", "-", "-"),
         };
-        for r in &self.rows {
-            write!(
-                f,
+        for (depth, r) in &order {
+            let name = format!("{}{}", "  ".repeat(*depth), r.region);
+            let _ = write!(
+                out,
                 "{:<width$}  {}  {}  {}  {}  {}",
-                r.region,
+                name,
                 cell(r.cp_inclusive, self.length),
                 cell(r.cp_exclusive, self.length),
                 cell(Some(r.cpu_inclusive), self.cpu_total),
                 cell(Some(r.cpu_exclusive), self.cpu_total),
                 cell(r.zero, self.length),
-            )?;
+            );
             if whatif {
-                write!(f, "  {}", cell(r.whatif, self.length))?;
+                let _ = write!(out, "  {}", cell(r.whatif, self.length));
             }
-            writeln!(f)?;
+            out.push('\n');
         }
-        writeln!(
-            f,
+        let _ = writeln!(
+            out,
             "{:<width$}  {}",
             "(transfer)",
             cell(Some(self.transfer), self.length)
-        )?;
+        );
+        let top: Option<i64> = order
+            .iter()
+            .filter(|(d, _)| *d == 0)
+            .map(|(_, r)| r.cp_inclusive)
+            .sum();
+        if let Some(top) = top {
+            let _ = writeln!(
+                out,
+                "{:<width$}  {}",
+                "(outside regions)",
+                cell(Some(self.length - self.transfer - top), self.length)
+            );
+        }
         if self.uncovered > 0 {
-            writeln!(
-                f,
+            let _ = writeln!(
+                out,
                 "{} regions beyond the kernel's {SELECTED} selected (program order) have no online CP columns",
                 self.uncovered
-            )?;
+            );
         }
-        Ok(())
+        out
+    }
+}
+
+impl fmt::Display for CpProfile {
+    /// Every region at top level (without the program, nesting is unknown).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.render_tree(&[]))
     }
 }
 

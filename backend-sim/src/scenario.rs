@@ -132,6 +132,10 @@ struct Reader<'a> {
     text: &'a str,
     names: Vec<String>,
     regions: Vec<String>,
+    /// The path of the operation being read (indices into nested bodies).
+    path: Vec<usize>,
+    /// The line of every operation of the location being read, by path.
+    lines: Vec<(Vec<usize>, usize)>,
 }
 
 impl Reader<'_> {
@@ -200,7 +204,15 @@ impl Reader<'_> {
     }
 
     fn ops(&mut self, ops: &[Spanned<OpFile>], loops: &mut u32) -> Result<Vec<Op>, InputError> {
-        ops.iter().map(|op| self.op(op, loops)).collect()
+        let mut out = Vec::with_capacity(ops.len());
+        for (i, op) in ops.iter().enumerate() {
+            self.path.push(i);
+            let line = line_of(self.text, op.span().start);
+            self.lines.push((self.path.clone(), line));
+            out.push(self.op(op, loops)?);
+            self.path.pop();
+        }
+        Ok(out)
     }
 
     fn op(&mut self, spanned: &Spanned<OpFile>, loops: &mut u32) -> Result<Op, InputError> {
@@ -409,11 +421,25 @@ impl Reader<'_> {
     }
 }
 
+/// Where each operation of each location is written: per location, the
+/// path of every operation (indices into nested bodies, as
+/// [`crate::engine::call_sites`] gives them) and its 1-based line.
+pub type OpLines = Vec<std::sync::Arc<Vec<(Vec<usize>, usize)>>>;
+
 /// Parses a TOML scenario; `file` names it in errors.
 pub fn parse(file: &str, text: &str) -> Result<Program, InputError> {
+    parse_with_lines(file, text).map(|(p, _)| p)
+}
+
+/// [`parse`], with the line of every operation.
+pub fn parse_with_lines(file: &str, text: &str) -> Result<(Program, OpLines), InputError> {
     let scenario: ScenarioFile = toml::from_str(text).map_err(|e| {
         let line = e.span().map_or(0, |s| line_of(text, s.start));
-        InputError::new(file, line, e.message().trim().to_string())
+        InputError::new(
+            file,
+            line,
+            in_user_terms(text, e.span(), e.message().trim()),
+        )
     })?;
     let mut names = Vec::new();
     let total: u64 = scenario
@@ -428,6 +454,7 @@ pub fn parse(file: &str, text: &str) -> Result<Program, InputError> {
             format!("{total} locations: at most {MAX_LOCATIONS} are allowed"),
         ));
     }
+    check_names(file, text, &scenario.location)?;
     for loc in &scenario.location {
         let l = loc.get_ref();
         match l.count {
@@ -454,8 +481,11 @@ pub fn parse(file: &str, text: &str) -> Result<Program, InputError> {
         text,
         names,
         regions: Vec::new(),
+        path: Vec::new(),
+        lines: Vec::new(),
     };
     let mut locations = Vec::new();
+    let mut lines = Vec::new();
     // Loop ids are numbered across the whole file, in order.
     let mut loops = 0;
     for loc in &scenario.location {
@@ -472,6 +502,8 @@ pub fn parse(file: &str, text: &str) -> Result<Program, InputError> {
         };
         let body = reader.ops(&l.ops, &mut loops)?;
         let count = l.count.unwrap_or(1);
+        let group = std::sync::Arc::new(core::mem::take(&mut reader.lines));
+        lines.extend((0..count).map(|_| std::sync::Arc::clone(&group)));
         for i in 1..=count {
             let name = if count == 1 {
                 l.name.clone()
@@ -522,7 +554,79 @@ pub fn parse(file: &str, text: &str) -> Result<Program, InputError> {
     program
         .validate()
         .map_err(|e| InputError::new(file, 0, e))?;
-    Ok(program)
+    Ok((program, lines))
+}
+
+/// The TOML reader's message (serde's vocabulary: `u64`, untagged enums)
+/// in the scenario's terms: the key and value as written, and what is
+/// allowed there (docs/scenario.md).
+fn in_user_terms(text: &str, span: Option<core::ops::Range<usize>>, message: &str) -> String {
+    let Some(span) = span else {
+        return message.to_string();
+    };
+    let value = text.get(span.clone()).unwrap_or("").trim();
+    // The key: the last `name =` before the value on its line.
+    let before = text.get(..span.start).unwrap_or("");
+    let line = before.rsplit('\n').next().unwrap_or("");
+    let key = line
+        .trim_end()
+        .strip_suffix('=')
+        .map(|k| {
+            k.trim_end()
+                .rsplit(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .next()
+                .unwrap_or("")
+        })
+        .filter(|k| !k.is_empty());
+    let what = match key {
+        Some(k) => format!("{k} = {value}"),
+        None => value.to_string(),
+    };
+    let allowed = if message.contains("untagged enum ComputeFile") {
+        "a compute time is ns (a whole number, 0 or more) or one of { uniform = [low, high] }, { normal = [mean, sd] }, { exponential = mean }"
+    } else if message.contains("untagged enum Peer") {
+        "a location is its name (a string, e.g. \"master\") or its index (0 or more); a receive also takes \"any\", a send \"last\""
+    } else if message.contains("expected u64") {
+        "expected a whole number, 0 or more"
+    } else if message.contains("expected u32") {
+        "expected a whole number from 0 to 4294967295"
+    } else if message.contains("expected f64") {
+        "expected a number"
+    } else {
+        return message.to_string();
+    };
+    format!("{what}: {allowed}")
+}
+
+/// Refuses two locations with the same name (names are how operations
+/// and the output refer to locations): a `count = N` group's members are
+/// "NAME 1" .. "NAME N".
+fn check_names(
+    file: &str,
+    text: &str,
+    locations: &[Spanned<LocationFile>],
+) -> Result<(), InputError> {
+    let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for loc in locations {
+        let l = loc.get_ref();
+        let line = line_of(text, loc.span().start);
+        let names: Vec<String> = match l.count {
+            None | Some(1) => vec![l.name.clone()],
+            Some(n) => (1..=n).map(|i| format!("{} {i}", l.name)).collect(),
+        };
+        for name in names {
+            if let Some(first) = seen.insert(name.clone(), line) {
+                return Err(InputError::new(
+                    file,
+                    line,
+                    format!(
+                        "a second location named {name:?} (the first is on line {first}): location names must differ"
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 fn network(file: &str, text: &str, n: &Spanned<NetworkSpec>) -> Result<Network, InputError> {
@@ -659,7 +763,10 @@ ops = [ { compute = 5 } ]
         let e = error("[network]\nmodel = \"loggops\"\nlatency = 3\n[[location]]\nname = \"a\"\n");
         assert!(e.starts_with("s.toml:1: latency/per_byte_ps"), "{e}");
         let e = error("seed = \"x\"\n");
-        assert!(e.starts_with("s.toml:1: invalid type"), "{e}");
+        assert_eq!(
+            e,
+            "s.toml:1: seed = \"x\": expected a whole number, 0 or more"
+        );
         let e = error("[[location]]\nname = \"a\"\nops = [ { compute = 9999999999999999 } ]\n");
         assert!(
             e.contains("compute = 9999999999999999 is larger than the largest allowed"),

@@ -80,12 +80,15 @@ pub(crate) struct Code {
     interned: HashMap<MessageShape, u32>,
 }
 
-/// A message's tag (`None`: a receive's any tag) and size (0 on a
-/// receive), kept beside the code so that an instruction takes 16 bytes.
+/// A message's tag (`None`: a receive's any tag) and size (on a receive,
+/// the most it takes), kept beside the code so that an instruction takes
+/// 16 bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(super) struct MessageShape {
     pub(super) tag: Tag,
     pub(super) bytes: u64,
+    /// A receive's shape (its size is a capacity, not a message).
+    pub(super) recv: bool,
 }
 
 impl Code {
@@ -185,8 +188,8 @@ impl Code {
         self.interned = HashMap::new();
     }
 
-    fn intern(&mut self, tag: Tag, bytes: u64) -> u32 {
-        let shape = MessageShape { tag, bytes };
+    fn intern(&mut self, tag: Tag, bytes: u64, recv: bool) -> u32 {
+        let shape = MessageShape { tag, bytes, recv };
         *self.interned.entry(shape).or_insert_with(|| {
             self.shapes.push(shape);
             (self.shapes.len() - 1) as u32
@@ -200,18 +203,18 @@ impl Code {
                 Dest::LastSource => LAST_SOURCE,
             },
             request,
-            shape: self.intern(Some(tag), bytes),
+            shape: self.intern(Some(tag), bytes, false),
         }
     }
 
-    fn irecv(&mut self, from: Source, tag: Tag, request: Req) -> Instr {
+    fn irecv(&mut self, from: Source, tag: Tag, bytes: u64, request: Req) -> Instr {
         Instr::Irecv {
             from: match from {
                 Source::Location(f) => f,
                 Source::Any => ANY_SOURCE,
             },
             request,
-            shape: self.intern(tag, 0),
+            shape: self.intern(tag, bytes, true),
         }
     }
 
@@ -245,8 +248,8 @@ impl Code {
                 self.instrs.push(send);
                 Instr::Wait(Req::internal(0), None)
             }
-            Op::Recv { from, tag, .. } => {
-                let recv = self.irecv(*from, *tag, Req::internal(0));
+            Op::Recv { from, tag, bytes } => {
+                let recv = self.irecv(*from, *tag, *bytes, Req::internal(0));
                 self.instrs.push(recv);
                 Instr::Wait(Req::internal(0), None)
             }
@@ -257,8 +260,11 @@ impl Code {
                 request,
             } => self.isend(*to, *bytes, *tag, Req::user(*request)),
             Op::Irecv {
-                from, tag, request, ..
-            } => self.irecv(*from, *tag, Req::user(*request)),
+                from,
+                tag,
+                request,
+                bytes,
+            } => self.irecv(*from, *tag, *bytes, Req::user(*request)),
             Op::Wait { request } => Instr::Wait(Req::user(*request), None),
             Op::WaitAll => Instr::WaitAll,
             Op::Sendrecv {
@@ -266,9 +272,9 @@ impl Code {
                 send_bytes,
                 from,
                 tag,
-                ..
+                recv_bytes,
             } => {
-                let recv = self.irecv(*from, Some(*tag), Req::internal(1));
+                let recv = self.irecv(*from, Some(*tag), *recv_bytes, Req::internal(1));
                 self.instrs.push(recv);
                 let send = self.isend(*to, *send_bytes, *tag, Req::internal(0));
                 self.instrs.push(send);
@@ -406,5 +412,79 @@ pub(super) fn req_name(r: Req) -> String {
         format!("{}", r.0)
     } else {
         format!("<internal {}>", r.0 & !Req::INTERNAL)
+    }
+}
+
+/// The point-to-point call sites of a location's operations `body`: the
+/// site id the engine's communication records carry (the index of the
+/// send or receive instruction in the location's code, R12) and the path
+/// to its operation (indices into nested bodies), in code order. What
+/// lets a record be named by its operation and where it is written.
+pub fn call_sites(body: &[Op]) -> Vec<(u32, Vec<usize>)> {
+    fn walk(ops: &[Op], path: &mut Vec<usize>, at: &mut usize, out: &mut Vec<(u32, Vec<usize>)>) {
+        for (i, op) in ops.iter().enumerate() {
+            path.push(i);
+            match op {
+                // An enter or loop start, the body, an exit or loop end
+                // ([`Code::compile_op`]).
+                Op::Region { body, .. } | Op::Loop { body, .. } => {
+                    *at += 1;
+                    walk(body, path, at, out);
+                    *at += 1;
+                }
+                leaf => {
+                    let mut code = Code::default();
+                    code.add(0, core::slice::from_ref(leaf));
+                    for (k, instr) in code.instrs.iter().enumerate() {
+                        if matches!(instr, Instr::Isend { .. } | Instr::Irecv { .. }) {
+                            out.push(((*at + k) as u32, path.clone()));
+                        }
+                    }
+                    *at += code.instrs.len();
+                }
+            }
+            path.pop();
+        }
+    }
+    let mut out = Vec::new();
+    walk(body, &mut Vec::new(), &mut 0, &mut out);
+    out
+}
+
+#[cfg(test)]
+mod sites {
+    use super::*;
+
+    #[test]
+    fn call_sites_are_the_compiled_send_and_receive_instructions() {
+        let program = crate::builtin::master_worker_default();
+        for spec in &program.locations {
+            let mut code = Code::default();
+            code.add(0, &spec.body);
+            let compiled: Vec<u32> = code
+                .instrs
+                .iter()
+                .enumerate()
+                .filter(|(_, i)| matches!(i, Instr::Isend { .. } | Instr::Irecv { .. }))
+                .map(|(k, _)| k as u32)
+                .collect();
+            let sites = call_sites(&spec.body);
+            assert_eq!(sites.iter().map(|s| s.0).collect::<Vec<_>>(), compiled);
+            // Every path leads to a send or a receive.
+            for (_, path) in &sites {
+                let mut ops = &spec.body[..];
+                let mut op = None;
+                for &i in path {
+                    op = ops.get(i);
+                    if let Some(Op::Region { body, .. } | Op::Loop { body, .. }) = op {
+                        ops = body;
+                    }
+                }
+                assert!(
+                    matches!(op, Some(Op::Send { .. } | Op::Recv { .. })),
+                    "{op:?}"
+                );
+            }
+        }
     }
 }

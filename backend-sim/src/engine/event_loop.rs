@@ -5,17 +5,25 @@
 //! every location must have ended, or the run is a deadlock.
 
 use core::cmp::Reverse;
+use core::sync::atomic::{AtomicU64, Ordering};
 
 use crate::program::{Duration, LocationId, Program};
 
 use super::code::{Code, Instr, source};
 use super::collective::Collectives;
-use super::options::{RunOptions, SimError};
+use super::options::{MAX_CLOCK, RunOptions, SimError};
 use super::p2p::{self, P2p};
 use super::result::{self, RunResult};
 use super::shmem::{self, Objects};
 use super::world::{EventKind, Flow, State, World};
 use super::{instrument, work};
+
+/// Events processed by the run going on in this process, updated every
+/// [`PROGRESS_EVERY`]` + 1` events: what a progress display reads from
+/// another thread (the run itself never reads it).
+pub static PROGRESS: AtomicU64 = AtomicU64::new(0);
+/// Mask of the event count at which [`PROGRESS`] is updated (2^16 - 1).
+pub(super) const PROGRESS_EVERY: u64 = (1 << 16) - 1;
 
 /// The world and the rooms that keep state of their own.
 #[derive(Debug)]
@@ -38,9 +46,16 @@ impl<'p> Engine<'p> {
 
     /// Runs until no event is left.
     pub(super) fn run(&mut self) -> Result<(), SimError> {
+        let max_events = self.world.options.max_events;
         while let Some(Reverse((time, seq, kind))) = self.world.queue.pop() {
             self.world.now = time;
             self.world.events += 1;
+            if time > MAX_CLOCK || self.world.events > max_events {
+                return Err(self.limit(time, max_events));
+            }
+            if self.world.events & PROGRESS_EVERY == 0 {
+                PROGRESS.store(self.world.events, Ordering::Relaxed);
+            }
             match kind {
                 EventKind::Step(l, hint) => self.step(l, hint, seq)?,
                 EventKind::Arrive(m) => self.p2p.arrive(&mut self.world, m, seq)?,
@@ -61,6 +76,22 @@ impl<'p> Engine<'p> {
                 time: w.now,
                 blocked,
             })
+        }
+    }
+
+    /// Why the run stopped early at `time`: too many events or a clock
+    /// past [`MAX_CLOCK`].
+    #[cold]
+    fn limit(&self, time: u64, max_events: u64) -> SimError {
+        if time > MAX_CLOCK {
+            SimError::Limit(format!(
+                "simulated time passed {MAX_CLOCK} ns (146 years) after {} events: a time, size or count in the input is too large",
+                self.world.events - 1
+            ))
+        } else {
+            SimError::Limit(format!(
+                "stopped after {max_events} events (--max-events) at simulated time {time} ns"
+            ))
         }
     }
 
@@ -90,9 +121,9 @@ impl<'p> Engine<'p> {
                 shape,
             }) = self.world.instr(li)
             {
-                let tag = self.world.code.shape(shape).tag;
+                let shape = self.world.code.shape(shape);
                 self.p2p
-                    .post(&mut self.world, l, source(from), tag, request)?;
+                    .post(&mut self.world, l, source(from), shape, request)?;
             }
             let loc = &self.world.locs[li];
             let (t, hint) = (loc.host.cpu_free(), loc.pc as u32);
@@ -135,8 +166,8 @@ impl<'p> Engine<'p> {
                 request,
                 shape,
             } => {
-                let tag = w.code.shape(shape).tag;
-                self.p2p.post(w, l, source(from), tag, request)?;
+                let shape = w.code.shape(shape);
+                self.p2p.post(w, l, source(from), shape, request)?;
                 Ok(Flow::Next)
             }
             Instr::Wait(first, second) => p2p::wait(w, l, first, second),

@@ -25,10 +25,12 @@
 //! ([`super::goal_rank`]). The queue is the engine's [`EventQueue`].
 
 use core::cmp::Reverse;
+use core::sync::atomic::Ordering;
 
 use crate::queue::EventQueue;
 use crate::transfer::Network;
 
+use super::event_loop::{PROGRESS, PROGRESS_EVERY};
 use super::goal_probe::{GoalKernels, Sent};
 use super::goal_rank::Deps;
 use super::graph::{ANY, Graph, OpKind};
@@ -121,7 +123,18 @@ pub fn run_graph_with(
         run.deps.roots(graph, r);
         run.schedule_fresh(true);
     }
+    let mut events = 0u64;
     while let Some(Reverse((t, stamp, event))) = run.queue.pop() {
+        events += 1;
+        if events > options.max_events {
+            return Err(SimError::Limit(format!(
+                "stopped after {} events (--max-events) at simulated time {t} ns",
+                options.max_events
+            )));
+        }
+        if events & PROGRESS_EVERY == 0 {
+            PROGRESS.store(events, Ordering::Relaxed);
+        }
         match event {
             Event::Op(op) => run.operation(op, t, stamp)?,
             Event::Message(slot) => run.arrive(slot, t, stamp)?,
@@ -142,6 +155,8 @@ pub fn run_graph_with(
         activity: None,
         cpu: None,
         wildcards: Vec::new(),
+        // check() refuses a run that leaves messages unmatched.
+        unreceived: (0, Vec::new()),
     };
     Ok(match run.kernels {
         Some(k) => k.finish(result),

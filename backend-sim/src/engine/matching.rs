@@ -25,6 +25,8 @@ pub(super) struct Posted {
     pub(super) from: Source,
     /// `None`: any tag.
     pub(super) tag: Tag,
+    /// The most bytes it takes (MPI's count times the type's size).
+    pub(super) bytes: u64,
     /// The receiver's record at the post, for a rendezvous send that
     /// depends on it (R3; kernels only).
     pub(super) pbs: Option<Pbs>,
@@ -118,9 +120,33 @@ impl Matching {
 
     /// A receive is posted: it takes the first unexpected message that it
     /// matches, or waits in the posted queue (`None`).
+    /// With `by_approximated`, a wildcard (any-source) receive takes the
+    /// matching message with the earliest approximated send time instead
+    /// (R11's replay; messages without kernel records keep arrival order).
     #[inline]
-    pub(super) fn on_post(&mut self, posted: Posted) -> Option<(Posted, Message)> {
-        let found = self.unexpected.iter().position(|m| matches(&posted, m));
+    pub(super) fn on_post(
+        &mut self,
+        posted: Posted,
+        by_approximated: bool,
+    ) -> Option<(Posted, Message)> {
+        let found = if by_approximated && posted.from == Source::Any {
+            // R11: the earliest approximated send (R5 `a = t - x`); the
+            // first in arrival order among equals.
+            self.unexpected
+                .iter()
+                .enumerate()
+                .filter(|(_, m)| matches(&posted, m))
+                .min_by_key(|(i, m)| {
+                    let sent = m
+                        .pbs
+                        .as_ref()
+                        .map_or(i64::MIN, |p| p.timestamped.approximated);
+                    (sent, *i)
+                })
+                .map(|(i, _)| i)
+        } else {
+            self.unexpected.iter().position(|m| matches(&posted, m))
+        };
         match found.and_then(|i| self.unexpected.remove(i)) {
             Some(m) => Some((posted, m)),
             None => {
@@ -142,6 +168,11 @@ impl Matching {
                 None
             }
         }
+    }
+
+    /// The messages no receive has taken yet, in arrival order.
+    pub(super) fn unexpected(&self) -> impl Iterator<Item = &Message> {
+        self.unexpected.iter()
     }
 
     /// The posted receive of request `request`, while it waits.
@@ -289,6 +320,7 @@ mod tests {
             request,
             from,
             tag,
+            bytes: u64::MAX,
             pbs: None,
         }
     }
@@ -299,9 +331,12 @@ mod tests {
         #[test]
         fn arrival_takes_the_first_matching_post() {
             let mut m = Matching::new();
-            assert!(m.on_post(posted(1, Source::Location(2), Some(5))).is_none());
-            assert!(m.on_post(posted(2, Source::Any, None)).is_none());
-            assert!(m.on_post(posted(3, Source::Any, None)).is_none());
+            assert!(
+                m.on_post(posted(1, Source::Location(2), Some(5)), false)
+                    .is_none()
+            );
+            assert!(m.on_post(posted(2, Source::Any, None), false).is_none());
+            assert!(m.on_post(posted(3, Source::Any, None), false).is_none());
             // From 3: the first post wants 2, so the wildcard (request 2) takes it.
             let (p, _) = m.on_arrival(message(3, 5, 10)).expect("matches");
             assert_eq!(p.request, 2);
@@ -313,10 +348,13 @@ mod tests {
         #[test]
         fn other_tag_waits_as_unexpected() {
             let mut m = Matching::new();
-            assert!(m.on_post(posted(1, Source::Location(2), Some(5))).is_none());
+            assert!(
+                m.on_post(posted(1, Source::Location(2), Some(5)), false)
+                    .is_none()
+            );
             assert!(m.on_arrival(message(2, 6, 10)).is_none());
             let (p, msg) = m
-                .on_post(posted(2, Source::Location(2), Some(6)))
+                .on_post(posted(2, Source::Location(2), Some(6)), false)
                 .expect("the unexpected message");
             assert_eq!((p.request, msg.send_request), (2, 10));
         }
@@ -334,7 +372,7 @@ mod tests {
                 assert!(m.on_arrival(message(from, 0, id)).is_none());
             }
             let take = |m: &mut Matching, from| {
-                m.on_post(posted(0, from, None))
+                m.on_post(posted(0, from, None), false)
                     .map(|(_, msg)| msg.send_request)
             };
             assert_eq!(take(&mut m, Source::Location(4)), Some(10));

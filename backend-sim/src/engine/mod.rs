@@ -64,18 +64,19 @@ mod work;
 mod world;
 
 pub(crate) use code::Code;
-pub use code::{Compiled, compile};
+pub use code::{Compiled, call_sites, compile};
 pub use goal_loop::{run_graph, run_graph_with};
 pub use graph::{ANY, Edge, Graph, GraphOp, OpKind};
-pub use options::{RunOptions, SimError};
+pub use options::{MAX_CLOCK, Matching, RunOptions, SimError};
 pub use probe::{
     DEPTH, Kernel, REPORT_COMMS, REPORT_LOOPS, REPORT_REGIONS, SELECTED, SimProfile, SimReport,
 };
 pub use record::{TraceEvent, TraceKind};
-pub use result::{Estimates, RunResult};
+pub use result::{Estimates, RunResult, UNRECEIVED_LISTED};
 
 use crate::program::Program;
 use event_loop::Engine;
+pub use event_loop::PROGRESS;
 
 /// Runs `program` once.
 pub fn run(program: &Program, options: RunOptions) -> Result<RunResult, SimError> {

@@ -19,6 +19,9 @@ pub enum SimError {
         /// Each blocked location and what it waits for.
         blocked: Vec<String>,
     },
+    /// The run passed a limit: `--max-events`, or simulated time beyond
+    /// [`MAX_CLOCK`] (values so large that time would overflow).
+    Limit(String),
     /// The kernel refused an event (a simulator bug; reported, not hidden).
     Kernel {
         /// Location name.
@@ -31,7 +34,7 @@ pub enum SimError {
 impl fmt::Display for SimError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            SimError::Program(s) => write!(f, "{s}"),
+            SimError::Program(s) | SimError::Limit(s) => write!(f, "{s}"),
             SimError::Deadlock { time, blocked } => {
                 write!(f, "deadlock at {time} ns: the program blocks forever; ")?;
                 write!(f, "{}", blocked.join("; "))
@@ -54,7 +57,34 @@ pub struct RunOptions {
     pub kernels: bool,
     /// Keep one [`TraceEvent`](super::TraceEvent) per operation.
     pub trace: bool,
+    /// Stop with [`SimError::Limit`] after this many events (a runaway
+    /// run's brake; `u64::MAX`: no limit).
+    pub max_events: u64,
+    /// A message larger than the receive that matches it is an error, as
+    /// MPI's `MPI_ERR_TRUNCATE` (LogGOPSim's GOAL matching does not look
+    /// at sizes: the GOAL path turns this off).
+    pub truncation: bool,
+    /// How a wildcard receive picks among pending messages (R11).
+    pub matching: Matching,
 }
+
+/// How a wildcard receive (any source) picks among the messages pending
+/// when it is posted (DESIGN R11, docs/rules.md).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Matching {
+    /// The observed order: the first message handled (MPI, LogGOPSim).
+    #[default]
+    Observed,
+    /// The message with the earliest approximated send time `a = t - x`
+    /// (R5) of the timestamped kernel; without kernels, observed order.
+    /// R11's replay: what the reorderings it counts would change.
+    Approximated,
+}
+
+/// Simulated time beyond which a run stops with [`SimError::Limit`]: no
+/// sum of two in-range times (`MAX_TIME`, per-byte costs times
+/// `MAX_BYTES`, all below 2^61 ns) past it can overflow `u64`.
+pub const MAX_CLOCK: u64 = 1 << 62;
 
 impl RunOptions {
     /// The truth: no instrumentation cost, kernels on (their path is the
@@ -63,18 +93,28 @@ impl RunOptions {
         measured: false,
         kernels: true,
         trace: false,
+        max_events: u64::MAX,
+        truncation: true,
+        matching: Matching::Observed,
     };
     /// The measured run with kernels.
     pub const MEASURED: RunOptions = RunOptions {
         measured: true,
         kernels: true,
         trace: false,
+        max_events: u64::MAX,
+        truncation: true,
+        matching: Matching::Observed,
     };
-    /// Times only (GOAL schedules, benches).
+    /// Times only (GOAL schedules, benches): sizes are not matched, as in
+    /// LogGOPSim.
     pub const TIMES: RunOptions = RunOptions {
         measured: false,
         kernels: false,
         trace: false,
+        max_events: u64::MAX,
+        truncation: false,
+        matching: Matching::Observed,
     };
 }
 

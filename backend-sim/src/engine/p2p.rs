@@ -11,11 +11,11 @@
 use heisen_core::Dependency;
 use heisen_core::stats::Communicated;
 
-use crate::program::{LocationId, Program, Source, Tag};
+use crate::program::{LocationId, Program, Source};
 
 use super::code::{Code, LAST_SOURCE, MessageShape, Req, req_name};
 use super::matching::{InFlight, Message, Posted};
-use super::options::{SimError, kerr};
+use super::options::{Matching, SimError, kerr};
 use super::probe::{Dep, Probe};
 use super::record::TraceKind;
 use super::requests::{Completed, Request};
@@ -39,7 +39,7 @@ impl P2p {
             rendezvous: code
                 .shapes()
                 .iter()
-                .any(|s| program.network.message(s.bytes).rendezvous),
+                .any(|s| !s.recv && program.network.message(s.bytes).rendezvous),
         }
     }
 
@@ -105,7 +105,7 @@ impl P2p {
         shape: MessageShape,
     ) -> Result<Flow, SimError> {
         let now = w.now;
-        let MessageShape { tag, bytes } = shape;
+        let MessageShape { tag, bytes, .. } = shape;
         let pbs = w.take_released(l);
         let loc = &mut w.locs[l as usize];
         let cost = w.network.message(bytes);
@@ -167,10 +167,11 @@ impl P2p {
         w: &mut World<'_>,
         l: LocationId,
         from: Source,
-        tag: Tag,
+        shape: MessageShape,
         request: Req,
     ) -> Result<(), SimError> {
         let now = w.now;
+        let tag = shape.tag;
         let id = self.next_id();
         // Kept for a rendezvous send, whose completion depends on this post
         // (R3); a program whose every message is eager never needs it.
@@ -196,9 +197,11 @@ impl P2p {
             request: id,
             from,
             tag,
+            bytes: shape.bytes,
             pbs,
         };
-        match loc.matching.on_post(posted) {
+        let by_approximated = w.options.matching == Matching::Approximated;
+        match loc.matching.on_post(posted, by_approximated) {
             Some((posted, m)) => matched(w, l, posted, m, now),
             None => Ok(()),
         }
@@ -253,8 +256,18 @@ fn matched(
         send_request,
         pbs,
         handled,
+        tag,
         ..
     } = m;
+    if bytes > posted.bytes && w.options.truncation {
+        // MPI_ERR_TRUNCATE: MPI refuses a message larger than its receive.
+        return Err(SimError::Program(format!(
+            "message truncated: {} sent {bytes} B (tag {tag}) to {}, whose matching receive takes at most {} B (MPI_ERR_TRUNCATE)",
+            w.name(from),
+            w.name(receiver),
+            posted.bytes
+        )));
+    }
     // Satisfied now: when the arrival is handled, or when the receive is
     // posted after an unexpected message was handled. The merge ends here;
     // the receive overhead o that follows is ordinary CPU time, because R5

@@ -58,7 +58,15 @@ pub struct RunResult {
     /// Wildcard receive call sites with their matches and the reorderings
     /// the timestamped kernel's approximated arrivals reveal (R11).
     pub wildcards: Vec<WildcardSite>,
+    /// Messages that arrived but no receive ever took, at most
+    /// [`UNRECEIVED_LISTED`] of them listed: `(sender, receiver, tag,
+    /// bytes)`, and how many in all (MPI leaves them at finalize; a
+    /// program's bug the CLI warns about).
+    pub unreceived: (u64, Vec<(LocationId, LocationId, u32, u64)>),
 }
+
+/// How many unreceived messages a [`RunResult`] lists.
+pub const UNRECEIVED_LISTED: usize = 8;
 
 /// The result of the run `w` ended.
 pub(super) fn assemble(w: World<'_>) -> RunResult {
@@ -102,6 +110,7 @@ pub(super) fn assemble(w: World<'_>) -> RunResult {
             })
             .flatten()
             .collect(),
+        unreceived: unreceived(locs),
     }
 }
 
@@ -122,6 +131,21 @@ impl<'a> Ended<'a> {
             overhead: l.overhead,
         }
     }
+}
+
+/// The messages left in the locations' unexpected queues.
+fn unreceived(locs: &[Loc]) -> (u64, Vec<(LocationId, LocationId, u32, u64)>) {
+    let mut count = 0;
+    let mut listed = Vec::new();
+    for (to, l) in locs.iter().enumerate() {
+        for m in l.matching.unexpected() {
+            count += 1;
+            if listed.len() < UNRECEIVED_LISTED {
+                listed.push((m.from, to as LocationId, m.tag, m.bytes));
+            }
+        }
+    }
+    (count, listed)
 }
 
 /// What the kernels of `l` say about its end.

@@ -8,3 +8,4 @@ pub mod monitor;
 pub mod report;
 pub mod svg;
 pub mod trace;
+pub mod units;

@@ -165,14 +165,14 @@ pub fn render(live: &Live) -> String {
     let width = named.iter().map(|(_, n)| n.len()).max().unwrap_or(6).max(8);
     let _ = writeln!(
         out,
-        "{:<width$}  {:>12}  {:>7}  {:>12}  {:>7}  {:>12}  {:>7}",
-        "selected", "inclusive", "% CP", "exclusive", "% CP", "zeroed", "gain"
+        "{:<width$}  {:>12}  {:>7}  {:>12}  {:>7}  {:>12}  {:>9}",
+        "selected", "inclusive", "% CP", "exclusive", "% CP", "CP if zero", "zero-gain"
     );
     for (k, name) in named {
         let (inc, exc, net) = (g.inclusive[k], g.exclusive[k], g.net[k]);
         let _ = writeln!(
             out,
-            "{:<width$}  {:>12}  {:>7}  {:>12}  {:>7}  {:>12}  {:>7}",
+            "{:<width$}  {:>12}  {:>7}  {:>12}  {:>7}  {:>12}  {:>9}",
             name,
             us(inc),
             percent(inc, g.longest),

@@ -132,14 +132,13 @@ pub fn parse(file: &str, text: &str) -> Result<Report, InputError> {
 }
 
 fn us(ns: i64) -> String {
-    format!("{:.3}", ns as f64 / 1000.0)
+    super::units::Unit::Micros.fmt(ns)
 }
 
 fn percent(part: i64, whole: i64) -> String {
-    if whole == 0 {
-        "-".into()
-    } else {
-        format!("{:.1}%", part as f64 * 100.0 / whole as f64)
+    match super::units::percent(part, whole) {
+        p if p == "-" => p,
+        p => p + "%",
     }
 }
 
@@ -157,7 +156,12 @@ fn selected_names<const K: usize>(h: &RunHeader<K>) -> Vec<&str> {
 impl Report {
     /// The report as text: see [`render_files`].
     pub fn render(&self) -> String {
-        render_view(&View::single(self))
+        self.render_with(false)
+    }
+
+    /// The report as text, every communication record when `all_comms`.
+    pub fn render_with(&self, all_comms: bool) -> String {
+        render_view(&View::single(self), all_comms)
     }
 }
 
@@ -165,16 +169,18 @@ impl Report {
 /// file as it is; several merged into one view when they select the same
 /// regions in the same order and use one merge form, otherwise each on its
 /// own after a line that says why.
-pub fn render_files(files: &[(String, Report)]) -> String {
+/// Every communication record is listed when `all_comms`; otherwise the
+/// longest waits.
+pub fn render_files(files: &[(String, Report)], all_comms: bool) -> String {
     match files {
         [] => String::new(),
-        [(_, one)] => one.render(),
+        [(_, one)] => one.render_with(all_comms),
         _ => match merge(files) {
-            Ok(view) => render_view(&view),
+            Ok(view) => render_view(&view, all_comms),
             Err(why) => {
                 let mut out = format!("{} report files, rendered one by one: {why}\n", files.len());
                 for (name, report) in files {
-                    let _ = write!(out, "\n=== {name}\n\n{}", report.render());
+                    let _ = write!(out, "\n=== {name}\n\n{}", report.render_with(all_comms));
                 }
                 out
             }
@@ -296,7 +302,7 @@ fn merged_id(regions: &mut Vec<RegionName>, name: &str) -> u32 {
     id
 }
 
-fn render_view(view: &View<'_>) -> String {
+fn render_view(view: &View<'_>, all_comms: bool) -> String {
     let mut out = String::new();
     let r = &*view.report;
     let h = &r.header;
@@ -324,10 +330,62 @@ fn render_view(view: &View<'_>) -> String {
     let _ = writeln!(out);
     render_locations(&mut out, view);
     render_regions(&mut out, r);
-    render_comms(&mut out, view);
+    render_loops(&mut out, view);
+    render_comms(&mut out, view, all_comms);
     render_path(&mut out, view);
     render_notes(&mut out, r);
+    let _ = writeln!(out);
+    out.push_str(LEGEND);
     out
+}
+
+/// What the columns of a rendered report mean.
+const LEGEND: &str = "\
+legend: measured = end - start; compensated = approximated end - approximated start (R2); local-only =
+  measured minus the location's own instrumentation overhead; delay = the time the location's compensation
+  took out (R4, R5); critical path = the longest path ending at the location (R7); wait = time a call
+  waited, compensated = that wait after compensation, transfer = the message transfer estimate (R5),
+  reorders = wildcard matches that approximated times would have ordered otherwise (R11); % CP = share of
+  the critical path; CP if zero = the critical path's length with the region costing nothing (n[k],
+  critical-path zeroing, R10); zero-gain = how much shorter that is (L - n[k]) as % of the path.
+";
+
+/// R12: loop records (count and times of every loop id), summed over
+/// locations.
+fn render_loops(out: &mut String, view: &View<'_>) {
+    let r = &*view.report;
+    let mut loops: Vec<(u32, u64, u64, i64)> = Vec::new();
+    for e in r.locations.iter().flat_map(|l| l.loops.iter()) {
+        match loops.iter_mut().find(|x| x.0 == e.id) {
+            Some(x) => {
+                x.1 += e.count;
+                x.2 += e.measured;
+                x.3 += e.compensated;
+            }
+            None => loops.push((e.id, e.count, e.measured, e.compensated)),
+        }
+    }
+    if loops.is_empty() {
+        return;
+    }
+    loops.sort_by_key(|x| x.0);
+    let _ = writeln!(out);
+    let _ = writeln!(out, "loops, summed over locations (µs):");
+    let _ = writeln!(
+        out,
+        "{:>6}  {:>10}  {:>14}  {:>14}",
+        "loop", "instances", "measured", "compensated"
+    );
+    for (id, count, measured, compensated) in loops {
+        let _ = writeln!(
+            out,
+            "{:>6}  {:>10}  {:>14}  {:>14}",
+            id,
+            count,
+            us(measured as i64),
+            us(compensated)
+        );
+    }
 }
 
 /// Where the times come from, per file: the clock, the calibrated costs
@@ -516,7 +574,7 @@ fn render_regions(out: &mut String, r: &Report) {
 }
 
 /// R12: communication calls, the ones that waited longest first.
-fn render_comms(out: &mut String, view: &View<'_>) {
+fn render_comms(out: &mut String, view: &View<'_>, all: bool) {
     let r = &*view.report;
     let mut comms: Vec<(u32, &CommEntry)> = r
         .locations
@@ -538,7 +596,8 @@ fn render_comms(out: &mut String, view: &View<'_>) {
         "{:>8}  {:>6}  {:>6}  {:>8}  {:>12}  {:>12}  {:>12}  {:>12}  {:>8}",
         "location", "site", "peer", "calls", "bytes", "wait", "compensated", "transfer", "reorders"
     );
-    for (location, c) in comms.iter().take(COMM_ROWS) {
+    let shown = if all { comms.len() } else { COMM_ROWS };
+    for (location, c) in comms.iter().take(shown) {
         let peer = if c.peer == u32::MAX {
             "-".to_string()
         } else {
@@ -558,8 +617,12 @@ fn render_comms(out: &mut String, view: &View<'_>) {
             c.reorders
         );
     }
-    if comms.len() > COMM_ROWS {
-        let _ = writeln!(out, "({} more records)", comms.len() - COMM_ROWS);
+    if comms.len() > shown {
+        let _ = writeln!(
+            out,
+            "({} more records: heisen report --all-comms lists them)",
+            comms.len() - shown
+        );
     }
     if comms.is_empty() {
         let _ = writeln!(out, "(no communication records)");
@@ -567,7 +630,7 @@ fn render_comms(out: &mut String, view: &View<'_>) {
 }
 
 /// R10: the run's path is the longest over locations (ties: lower
-/// location, then earlier file); each zeroed length is the maximum net.
+/// location, then earlier file); each "CP if zero" is the maximum net.
 fn render_path(out: &mut String, view: &View<'_>) {
     let r = &*view.report;
     let h = &r.header;
@@ -607,8 +670,8 @@ fn render_path(out: &mut String, view: &View<'_>) {
         .max(6);
     let _ = writeln!(
         out,
-        "{:<swidth$}  {:>12}  {:>7}  {:>12}  {:>7}  {:>12}  {:>7}",
-        "selected", "inclusive", "% CP", "exclusive", "% CP", "zeroed", "gain"
+        "{:<swidth$}  {:>12}  {:>7}  {:>12}  {:>7}  {:>12}  {:>9}",
+        "selected", "inclusive", "% CP", "exclusive", "% CP", "CP if zero", "zero-gain"
     );
     for (k, s) in h.selected.iter().enumerate() {
         let net = paths
@@ -620,7 +683,7 @@ fn render_path(out: &mut String, view: &View<'_>) {
         let exc = best.exclusive.get(k).copied().unwrap_or(0);
         let _ = writeln!(
             out,
-            "{:<swidth$}  {:>12}  {:>7}  {:>12}  {:>7}  {:>12}  {:>7}",
+            "{:<swidth$}  {:>12}  {:>7}  {:>12}  {:>7}  {:>12}  {:>9}",
             s.name.as_str(),
             us(inc),
             percent(inc, best.longest),
