@@ -654,6 +654,25 @@ fn a_runaway_program_is_announced_and_stopped_by_max_events() {
 }
 
 #[test]
+fn a_goal_schedule_is_stopped_by_max_events_too() {
+    // The graph executor (GOAL) honours the same limit as programs.
+    let file = scenario_file(
+        "goal-limit",
+        "g.goal",
+        "num_ranks 2\nrank 0 {\nl1: calc 100000\nl2: send 8b to 1\nl2 requires l1\n}\nrank 1 {\nl1: recv 8b from 0\n}\n",
+    );
+    let o = heisen(&["simulate", &file]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = heisen(&["simulate", &file, "--max-events", "2"]);
+    let err = stderr(&o);
+    assert!(!o.status.success() && o.status.code() != Some(101), "{err}");
+    assert!(
+        err.contains("stopped after 2 events (--max-events)"),
+        "{err}"
+    );
+}
+
+#[test]
 fn a_message_larger_than_its_receive_is_a_truncation_error() {
     let file = scenario_file(
         "truncate",

@@ -25,10 +25,12 @@
 //! ([`super::goal_rank`]). The queue is the engine's [`EventQueue`].
 
 use core::cmp::Reverse;
+use core::sync::atomic::Ordering;
 
 use crate::queue::EventQueue;
 use crate::transfer::Network;
 
+use super::event_loop::{PROGRESS, PROGRESS_EVERY};
 use super::goal_probe::{GoalKernels, Sent};
 use super::goal_rank::Deps;
 use super::graph::{ANY, Graph, OpKind};
@@ -139,8 +141,8 @@ pub fn run_graph_with(
                 )
             }));
         }
-        if processed & 0xFFFF == 0 {
-            super::PROGRESS.store(processed, core::sync::atomic::Ordering::Relaxed);
+        if processed & PROGRESS_EVERY == 0 {
+            PROGRESS.store(processed, Ordering::Relaxed);
         }
         match event {
             Event::Op(op) => run.operation(op, t, stamp)?,
