@@ -363,6 +363,47 @@ mod tests {
     mod message_arrived_first {
         use super::*;
 
+        /// A message whose sender released it at approximated time `a`.
+        fn sent_at(from: LocationId, id: u64, a: i64) -> Message {
+            let timestamped = heisen_core::Piggyback {
+                approximated: a,
+                ..heisen_core::Piggyback::default()
+            };
+            Message {
+                pbs: Some(std::rc::Rc::new(crate::engine::probe::Records {
+                    id,
+                    timestamped,
+                    delay_only: heisen_core::Piggyback::default(),
+                })),
+                ..message(from, 0, id)
+            }
+        }
+
+        #[test]
+        fn by_approximated_a_wildcard_takes_the_earliest_send() {
+            // R11's replay: arrived 10, 11, 12; approximated sends 500,
+            // 100, 300. Observed order takes 10; approximated takes 11,
+            // then 12, then 10. A post from one source keeps arrival order.
+            let queue = || {
+                let mut m = Matching::new();
+                for (from, id, a) in [(4, 10, 500), (5, 11, 100), (6, 12, 300)] {
+                    assert!(m.on_arrival(sent_at(from, id, a)).is_none());
+                }
+                m
+            };
+            let take = |m: &mut Matching, from, by: bool| {
+                m.on_post(posted(0, from, None), by)
+                    .map(|(_, msg)| msg.send_request)
+            };
+            let mut m = queue();
+            assert_eq!(take(&mut m, Source::Any, false), Some(10));
+            let mut m = queue();
+            let order: Vec<_> = (0..3).map(|_| take(&mut m, Source::Any, true)).collect();
+            assert_eq!(order, [Some(11), Some(12), Some(10)]);
+            let mut m = queue();
+            assert_eq!(take(&mut m, Source::Location(6), true), Some(12));
+        }
+
         #[test]
         fn post_takes_the_first_unexpected_in_arrival_order() {
             // Non-overtaking: three messages wait; a wildcard post takes
