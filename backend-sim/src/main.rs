@@ -206,6 +206,8 @@ fn count(name: &'static str) -> impl Fn(&str) -> Result<u64, String> + Clone {
 /// for (`--full-analysis`): it keeps the truth's activity graph, about
 /// 100 bytes per operation.
 const ANALYSIS_OPS: f64 = 1e6;
+/// Bytes of Chrome trace per operation, about (both timelines).
+const TRACE_BYTES_PER_OP: f64 = 180.0;
 /// Operations above which a run is announced as possibly endless.
 const ENDLESS_OPS: f64 = 1e10;
 
@@ -327,7 +329,11 @@ impl Progress {
                     last = t;
                     let events = PROGRESS.load(Relaxed);
                     let phase = seen.0.lock().map(|p| p.clone()).unwrap_or_default();
-                    eprintln!("heisen: [{t:7.1} s] {phase}: {} events", big(events));
+                    if events > 0 {
+                        eprintln!("heisen: [{t:7.1} s] {phase}: {} events", big(events));
+                    } else {
+                        eprintln!("heisen: [{t:7.1} s] {phase} ...");
+                    }
                 }
             }
         });
@@ -488,6 +494,18 @@ fn simulate(a: SimulateArgs) -> Result<String, String> {
         eprintln!(
             "heisen: warning: {scenario} runs about {ops:.2e} operations (loops multiplied): it may not end in your lifetime; {stop}"
         );
+    }
+    if let Some(file) = &outputs.trace {
+        // About 180 bytes per operation (master-worker: 116 MB for 0.65 M
+        // operations): refuse before the run what would be refused after.
+        let expected = ops * TRACE_BYTES_PER_OP;
+        if expected > 2.0 * outputs.trace_limit as f64 {
+            return Err(format!(
+                "{file}: not written: the trace would take about {:.0} MB ({ops:.2e} operations), above --trace-limit {} (MB); raise the limit or shorten the run",
+                expected / f64::from(1 << 20),
+                outputs.trace_limit >> 20
+            ));
+        }
     }
     let analysis = !a.no_analysis && (a.full_analysis || ops <= ANALYSIS_OPS);
     let mut notes = Vec::new();

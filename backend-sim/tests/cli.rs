@@ -787,6 +787,8 @@ fn negative_options_are_named_not_taken_for_flags() {
 
 #[test]
 fn a_trace_above_its_limit_is_not_written_but_the_tables_are() {
+    // master-worker's trace takes 11 MB: above 6, not far enough above
+    // to be refused before the run.
     let dir = scratch("trace-limit");
     let trace = dir.join("big.trace.json");
     let o = heisen(&[
@@ -795,13 +797,13 @@ fn a_trace_above_its_limit_is_not_written_but_the_tables_are() {
         "--trace",
         trace.to_str().unwrap(),
         "--trace-limit",
-        "0",
+        "6",
     ]);
     let err = stderr(&o);
     assert!(!o.status.success() && o.status.code() != Some(101), "{err}");
     assert!(
         err.contains("big.trace.json: not written: the trace would take")
-            && err.contains("above --trace-limit 0 (MB)"),
+            && err.contains("above --trace-limit 6 (MB)"),
         "{err}"
     );
     assert!(!trace.exists());
@@ -1212,4 +1214,26 @@ fn progress_names_every_phase_of_a_long_run() {
         .output()
         .expect("runs");
     assert!(stderr(&o).is_empty(), "{}", stderr(&o));
+}
+
+#[test]
+fn a_trace_far_above_its_limit_is_refused_before_the_run() {
+    // 4 workers x 2000 packets x 200 calls: about 5 M operations, a trace
+    // of about 900 MB; refused at once, without running.
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/scenarios/master-worker.toml"
+    ))
+    .unwrap()
+    .replace("loop = 84", "loop = 8004")
+    .replace("loop = 20,", "loop = 2000,");
+    let file = scenario_file("trace-early", "big.toml", &text);
+    refused(
+        &["simulate", &file, "--trace", "never.json"],
+        &[
+            "never.json: not written: the trace would take about",
+            "above --trace-limit 100 (MB)",
+        ],
+    );
+    assert!(!std::path::Path::new("never.json").exists());
 }
