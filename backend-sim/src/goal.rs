@@ -196,6 +196,22 @@ impl<'a> Lexer<'a> {
                     })?;
                     Token::Num(n)
                 }
+                b'-' if bytes.get(self.i + 1).is_some_and(u8::is_ascii_digit) => {
+                    // Not -1 (handled above): say what was written.
+                    let start = self.i;
+                    self.i += 1;
+                    while self.i < bytes.len() && bytes[self.i].is_ascii_digit() {
+                        self.i += 1;
+                    }
+                    return Err(InputError::new(
+                        self.file,
+                        line,
+                        format!(
+                            "{}: a GOAL number is a whole number, 0 or more (-1 only as a source or tag meaning any)",
+                            &self.text[start..self.i]
+                        ),
+                    ));
+                }
                 c if c.is_ascii_alphabetic() => {
                     let start = self.i;
                     while self.i < bytes.len()

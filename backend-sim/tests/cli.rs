@@ -764,6 +764,19 @@ fn bad_values_are_named_as_written_with_what_is_allowed() {
 }
 
 #[test]
+fn a_negative_number_in_a_goal_schedule_is_named() {
+    let file = scenario_file(
+        "goal-negative",
+        "n.goal",
+        "num_ranks 1\nrank 0 {\nl1: calc -5\n}\n",
+    );
+    refused(
+        &["simulate", &file],
+        &["n.goal:3: -5: a GOAL number is a whole number, 0 or more"],
+    );
+}
+
+#[test]
 fn negative_options_are_named_not_taken_for_flags() {
     refused(
         &["simulate", "scenarios/dissemination_16.goal", "-L", "-5"],
