@@ -580,7 +580,7 @@ fn simulate(a: SimulateArgs) -> Result<String, String> {
         )
         .map_err(|e| format!("{scenario}: measured run matching by approximated time: {e}"))?;
         out.push('\n');
-        out.push_str(&replay_table(&program, &c, &replay));
+        out.push_str(&replay_table(&program, &c, &replay, a.all_locations));
     }
     for n in notes {
         out.push_str(&format!("note: {n}\n"));
@@ -809,7 +809,7 @@ fn warn_unreceived(program: &Program, r: &RunResult) {
 /// measured end and timestamped estimate with wildcards matched in
 /// observed order and by approximated send time; then the critical path
 /// and each region's share in both.
-fn replay_table(program: &Program, c: &Comparison, replay: &RunResult) -> String {
+fn replay_table(program: &Program, c: &Comparison, replay: &RunResult, all: bool) -> String {
     use heisen_sim::output::units::{Unit, percent};
     let observed = &c.measured;
     let reorders: u64 = observed.wildcards.iter().map(|w| w.reorders).sum();
@@ -840,7 +840,23 @@ fn replay_table(program: &Program, c: &Comparison, replay: &RunResult) -> String
         "{:<width$}  {:>11}  {:>18}  {:>18}  {:>21}  {:>21}\n",
         "location", "truth", "measured observed", "measured approx", "R5 observed", "R5 approx"
     );
-    for (i, row) in c.rows.iter().enumerate() {
+    // Above 16 locations (unless `all`): the ten whose R5 end moved most.
+    let mut shown: Vec<usize> = (0..c.rows.len()).collect();
+    if !all && shown.len() > heisen_sim::compare::SUMMARY_ABOVE {
+        shown.sort_by_key(|&i| {
+            (
+                core::cmp::Reverse((ea[i].timestamped - eo[i].timestamped).abs()),
+                i,
+            )
+        });
+        shown.truncate(10);
+        shown.sort_unstable();
+        out += &format!(
+            "(the 10 of {} locations whose R5 end moved most; --all-locations: every one)\n",
+            c.rows.len()
+        );
+    }
+    for (i, row) in shown.into_iter().map(|i| (i, &c.rows[i])) {
         let (o, p) = (&eo[i], &ea[i]);
         let r5 = |v: i64| {
             let e = v - row.truth as i64;

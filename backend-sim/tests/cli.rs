@@ -877,6 +877,14 @@ fn many_locations_print_a_summary_and_every_row_on_request() {
         40,
         "{all}"
     );
+    // The R11 replay table too.
+    let out = stdout(&heisen(&["simulate", &file, "--match", "approximated"]));
+    assert!(
+        out.contains(
+            "(the 10 of 41 locations whose R5 end moved most; --all-locations: every one)"
+        ),
+        "{out}"
+    );
 }
 
 #[test]
