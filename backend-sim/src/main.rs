@@ -50,7 +50,13 @@ Examples:
       Run a TOML scenario (commented example in backend-sim/scenarios/).
   heisen simulate backend-sim/scenarios/dissemination_16.goal -L 5000
       Run a LogGOPSim GOAL schedule (e.g. from schedgen) and print every
-      rank's end time; LogGOPS parameters default to LogGOPSim's.";
+      rank's end time; LogGOPS parameters default to LogGOPSim's.
+  heisen simulate backend-sim/scenarios/master-worker-uneven.toml --match approximated
+      Replay the measured run with wildcard receives matched by approximated
+      send time (R11) and show how the ends and the critical path move.
+  heisen simulate big.toml --max-events 100000000 --no-analysis
+      A long run: stop it after 10^8 events, keep memory flat.
+Outputs and options explained: docs/cli.md.";
 
 /// heisen: measure parallel programs as if the measurement were not there.
 ///
@@ -162,19 +168,19 @@ struct SimulateArgs {
     /// then both runs are shown side by side).
     #[arg(long = "match", value_name = "ORDER", default_value = "observed", value_parser = ["observed", "approximated"])]
     matching: String,
-    /// LogGOPS latency L (ns).
+    /// LogGOPS latency L (ns, 0 to 2^40).
     #[arg(short = 'L', value_name = "NS", allow_negative_numbers = true, value_parser = bounded("-L", MAX_TIME))]
     latency: Option<u64>,
-    /// LogGOPS CPU overhead o per message (ns).
+    /// LogGOPS CPU overhead o per message (ns, 0 to 2^40).
     #[arg(short = 'o', value_name = "NS", allow_negative_numbers = true, value_parser = bounded("-o", MAX_TIME))]
     overhead: Option<u64>,
-    /// LogGOPS gap g between messages (ns).
+    /// LogGOPS gap g between messages (ns, 0 to 2^40).
     #[arg(short = 'g', value_name = "NS", allow_negative_numbers = true, value_parser = bounded("-g", MAX_TIME))]
     gap: Option<u64>,
-    /// LogGOPS gap G per byte (ns).
+    /// LogGOPS gap G per byte (ns, 0 to 2^20).
     #[arg(short = 'G', value_name = "NS", allow_negative_numbers = true, value_parser = bounded("-G", MAX_PER_BYTE))]
     gap_per_byte: Option<u64>,
-    /// LogGOPS CPU overhead O per byte (ns).
+    /// LogGOPS CPU overhead O per byte (ns, 0 to 2^20).
     #[arg(short = 'O', value_name = "NS", allow_negative_numbers = true, value_parser = bounded("-O", MAX_PER_BYTE))]
     overhead_per_byte: Option<u64>,
     /// LogGOPS eager limit S (bytes; larger messages use rendezvous).
