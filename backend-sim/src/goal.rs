@@ -1396,4 +1396,70 @@ mod tests {
         let unclosed = format!("{text}rank 0 {{\n/* never closed\n");
         check(&unclosed, "unclosed");
     }
+
+    mod graph {
+        use super::*;
+        use crate::engine::run_graph;
+
+        fn graph_run(text: &str, p: LogGops) -> Result<Vec<u64>, String> {
+            let g = load_graph("g.goal", text).map_err(|e| e.to_string())?;
+            run_graph(&g, Network::LogGops(p))
+                .map(|r| r.ends)
+                .map_err(|e| e.to_string())
+        }
+
+        #[test]
+        fn dissemination_ends_as_loggopsims_readme_says() {
+            let text = std::fs::read_to_string(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/scenarios/dissemination_16.goal"
+            ))
+            .unwrap();
+            let ends = graph_run(&text, LogGops::default()).unwrap();
+            assert_eq!(ends, vec![22000; 16]);
+        }
+
+        #[test]
+        fn a_schedule_that_cannot_finish_says_which_ranks_and_why() {
+            let text = "num_ranks 2\nrank 0 {\nl1: recv 1b from 1 tag 0\nl2: send 1b to 1 tag 0\nl2 requires l1\n}\nrank 1 {\nl1: recv 1b from 0 tag 0\nl2: calc 5\n}\n";
+            let e = graph_run(text, LogGops::default()).unwrap_err();
+            assert!(e.contains("deadlock"), "{e}");
+            assert!(
+                e.contains("rank 0: 1 operation waits for dependencies that never complete, 1 receive waits for a message"),
+                "{e}"
+            );
+            assert!(e.contains("rank 1: 1 receive waits for a message"), "{e}");
+        }
+
+        #[test]
+        fn time_past_two_to_the_64_is_an_error_not_a_wrap() {
+            let p = LogGops {
+                latency: u64::MAX,
+                ..LogGops::default()
+            };
+            let text =
+                "num_ranks 2\nrank 0 {\nsend 1b to 1 tag 0\n}\nrank 1 {\nrecv 1b from 0 tag 0\n}\n";
+            let e = graph_run(text, p).unwrap_err();
+            assert!(e.contains("simulated time passes"), "{e}");
+        }
+
+        #[test]
+        fn cycles_and_sends_to_self_are_refused_by_line() {
+            let cycle = "num_ranks 1\nrank 0 {\nl1: calc 1\nl2: calc 2\nl1 requires l2\nl2 requires l1\n}\n";
+            let e = load_graph("g.goal", cycle).unwrap_err().to_string();
+            assert!(
+                e.contains("g.goal:3: rank 0: the dependencies form a cycle"),
+                "{e}"
+            );
+            let own = "num_ranks 2\nrank 1 {\ncalc 1\nsend 1b to 1 tag 0\n}\n";
+            let e = load_graph("g.goal", own).unwrap_err().to_string();
+            assert!(e.contains("g.goal:4: rank 1 sends to itself"), "{e}");
+        }
+
+        #[test]
+        fn idle_and_missing_ranks_end_at_zero() {
+            let text = "num_ranks 3\nrank 2 {\ncalc 7 cpu 2\n}\n";
+            assert_eq!(graph_run(text, LogGops::default()).unwrap(), vec![0, 0, 7]);
+        }
+    }
 }
