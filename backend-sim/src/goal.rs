@@ -455,36 +455,14 @@ fn parse_rank(p: &mut Parser<'_>) -> Result<Rank, InputError> {
                         p.advance()?;
                         let other = p.label()?;
                         p.end_of_line("the end of the line")?;
-                        let find = |name: &str| {
-                            labels.get(name).copied().ok_or_else(|| {
-                                InputError::new(
-                                    p.file(),
-                                    line,
-                                    format!(
-                                        "a dependency references label {name}, which is undefined"
-                                    ),
-                                )
-                            })
-                        };
-                        let (a, b) = (find(label)?, find(other)?);
-                        if a == b {
-                            return Err(InputError::new(
-                                p.file(),
-                                line,
-                                format!("{label} depends on itself"),
-                            ));
-                        }
-                        let start = kind == "irequires";
-                        if start {
+                        let edge = dependency(p.file(), line, &labels, (label, other), kind)?;
+                        let (a, b) = (edge.dependent as usize, edge.dependency as usize);
+                        if edge.start {
                             nodes[a].irequires.push(b);
                         } else {
                             nodes[a].requires.push(b);
                         }
-                        edges.push(Edge {
-                            dependent: a as u32,
-                            dependency: b as u32,
-                            start,
-                        });
+                        edges.push(edge);
                     }
                     _ => return Err(p.error("\":\", \"requires\" or \"irequires\"")),
                 }
@@ -492,6 +470,39 @@ fn parse_rank(p: &mut Parser<'_>) -> Result<Rank, InputError> {
             _ => return Err(p.error("\"calc\", \"send\", \"recv\", a label or \"}\"")),
         }
     }
+}
+
+/// The dependency line `label kind other` at `line`, by the rank's
+/// `labels`.
+fn dependency(
+    file: &str,
+    line: usize,
+    labels: &std::collections::HashMap<&str, usize>,
+    (label, other): (&str, &str),
+    kind: &str,
+) -> Result<Edge, InputError> {
+    let find = |name: &str| {
+        labels.get(name).copied().ok_or_else(|| {
+            InputError::new(
+                file,
+                line,
+                format!("a dependency references label {name}, which is undefined"),
+            )
+        })
+    };
+    let (a, b) = (find(label)?, find(other)?);
+    if a == b {
+        return Err(InputError::new(
+            file,
+            line,
+            format!("{label} depends on itself"),
+        ));
+    }
+    Ok(Edge {
+        dependent: a as u32,
+        dependency: b as u32,
+        start: kind == "irequires",
+    })
 }
 
 /// An operation, its CPU and its NIC.
