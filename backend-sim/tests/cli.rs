@@ -98,6 +98,19 @@ fn goal_graph_with_several_cpus_runs_as_loggopsim() {
         "{}",
         stdout(&o)
     );
+    // Simulated time beyond 2^64 ns is an error, not a wrapped end time.
+    let o = heisen(&[
+        "simulate",
+        "scenarios/dissemination_16.goal",
+        "-L",
+        "18446744073709551615",
+    ]);
+    assert!(!o.status.success(), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains("simulated time passes"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]

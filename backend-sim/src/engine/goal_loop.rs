@@ -364,26 +364,46 @@ impl GoalRun<'_> {
     }
 
     /// G12, stricter than LogGOPSim: every operation ran and every list is
-    /// empty.
+    /// empty; otherwise each rank that cannot finish says why.
     fn check(&self) -> Result<(), SimError> {
-        let mut blocked = Vec::new();
-        for r in 0..self.g.ranks() {
-            let waiting = self
+        let mut left = vec![(0, 0, 0); self.g.ranks()];
+        for (r, l) in left.iter_mut().enumerate() {
+            l.0 = self
                 .g
                 .rank_ops(r)
                 .filter(|&op| self.deps.waiting(op))
                 .count();
-            if waiting > 0 {
-                blocked.push(format!(
-                    "rank {r}: {waiting} operations whose dependencies never complete"
-                ));
-            }
         }
         for (r, posted, unexpected) in self.queues.left() {
-            blocked.push(format!(
-                "rank {r}: {posted} receives and {unexpected} messages left unmatched"
-            ));
+            left[r] = (left[r].0, posted, unexpected);
         }
+        let blocked: Vec<String> = (left.iter().enumerate())
+            .filter(|(_, l)| **l != (0, 0, 0))
+            .map(|(r, &(waiting, posted, unexpected))| {
+                let mut what = Vec::new();
+                for (n, one, many, wait) in [
+                    (
+                        waiting,
+                        "operation waits",
+                        "operations wait",
+                        "for dependencies that never complete",
+                    ),
+                    (posted, "receive waits", "receives wait", "for a message"),
+                    (
+                        unexpected,
+                        "message waits",
+                        "messages wait",
+                        "for a receive",
+                    ),
+                ] {
+                    if n > 0 {
+                        let verb = if n == 1 { one } else { many };
+                        what.push(format!("{n} {verb} {wait}"));
+                    }
+                }
+                format!("rank {r}: {}", what.join(", "))
+            })
+            .collect();
         if blocked.is_empty() && self.deps.all_started(self.g) {
             return Ok(());
         }
