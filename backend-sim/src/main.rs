@@ -88,6 +88,9 @@ enum Command {
         /// List every communication record (default: the longest waits).
         #[arg(long)]
         all_comms: bool,
+        /// Print every location's row (default: a summary above 16).
+        #[arg(long)]
+        all_locations: bool,
     },
     /// Watch the critical path of a program running with HEISEN_MONITOR=1.
     ///
@@ -298,6 +301,9 @@ impl Outputs {
 /// second and prints at most once a second.
 struct Progress {
     start: Instant,
+    /// Seconds after which progress is shown (1, or
+    /// `HEISEN_PROGRESS_AFTER`).
+    after: f64,
     shared: Arc<(Mutex<String>, AtomicBool)>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
@@ -305,6 +311,11 @@ struct Progress {
 impl Progress {
     fn start() -> Self {
         let start = Instant::now();
+        let after = std::env::var("HEISEN_PROGRESS_AFTER")
+            .ok()
+            .and_then(|v| v.parse::<f64>().ok())
+            .filter(|v| v.is_finite() && *v >= 0.0)
+            .unwrap_or(1.0);
         let shared = Arc::new((Mutex::new(String::from("reading")), AtomicBool::new(false)));
         let seen = Arc::clone(&shared);
         let thread = std::thread::spawn(move || {
@@ -312,7 +323,7 @@ impl Progress {
             while !seen.1.load(Relaxed) {
                 std::thread::park_timeout(Duration::from_millis(250));
                 let t = start.elapsed().as_secs_f64();
-                if t >= 1.0 && t - last >= 1.0 && !seen.1.load(Relaxed) {
+                if t >= after && t - last >= 1.0 && !seen.1.load(Relaxed) {
                     last = t;
                     let events = PROGRESS.load(Relaxed);
                     let phase = seen.0.lock().map(|p| p.clone()).unwrap_or_default();
@@ -322,6 +333,7 @@ impl Progress {
         });
         Progress {
             start,
+            after,
             shared,
             thread: Some(thread),
         }
@@ -335,7 +347,7 @@ impl Progress {
             *p = what.to_string();
         }
         let t = self.start.elapsed().as_secs_f64();
-        if t >= 1.0 {
+        if t >= self.after {
             eprintln!("heisen: [{t:7.1} s] {what}");
         }
     }
@@ -390,7 +402,11 @@ fn execute(command: Command) -> Result<String, String> {
             interval,
             once,
         } => watch(&target, interval, once),
-        Command::Report { files, all_comms } => {
+        Command::Report {
+            files,
+            all_comms,
+            all_locations,
+        } => {
             let mut reports = Vec::with_capacity(files.len());
             for file in files {
                 let text = std::fs::read_to_string(&file)
@@ -398,7 +414,7 @@ fn execute(command: Command) -> Result<String, String> {
                 let r = report::parse(&file, &text).map_err(|e| e.to_string())?;
                 reports.push((file, r));
             }
-            Ok(report::render_files(&reports, all_comms))
+            Ok(report::render_files(&reports, all_comms, all_locations))
         }
         Command::Simulate(args) => simulate(*args),
     }
@@ -451,14 +467,26 @@ fn simulate(a: SimulateArgs) -> Result<String, String> {
     let max_events = a.max_events.unwrap_or(u64::MAX);
     let (program, lines) = match loaded {
         Loaded::Goal(header, graph) => {
-            return simulate_goal(scenario, &header, &graph, &outputs, &progress, max_events);
+            return simulate_goal(
+                scenario,
+                &header,
+                &graph,
+                &outputs,
+                &progress,
+                max_events,
+                a.all_locations,
+            );
         }
         Loaded::Program(p, lines) => (p, lines),
     };
     let ops: f64 = program.locations.iter().map(|l| operations(&l.body)).sum();
-    if ops > ENDLESS_OPS && a.max_events.is_none() {
+    if ops > ENDLESS_OPS {
+        let stop = match a.max_events {
+            Some(n) => format!("--max-events stops it after {n} events"),
+            None => "stop it with Ctrl-C, or give --max-events N".into(),
+        };
         eprintln!(
-            "heisen: warning: {scenario} runs about {ops:.2e} operations (loops multiplied): it may not end in your lifetime; stop it with Ctrl-C, or give --max-events N"
+            "heisen: warning: {scenario} runs about {ops:.2e} operations (loops multiplied): it may not end in your lifetime; {stop}"
         );
     }
     let analysis = !a.no_analysis && (a.full_analysis || ops <= ANALYSIS_OPS);
@@ -867,9 +895,10 @@ fn simulate_goal(
     outputs: &Outputs,
     progress: &Progress,
     max_events: u64,
+    all: bool,
 ) -> Result<String, String> {
-    // Kernels and a trace only when a file asks for them.
-    // LogGOPSim matches by source and tag only: sizes are not checked.
+    // Kernels and a trace only when a file asks for them. LogGOPSim
+    // matches by source and tag only: sizes are not checked.
     let wants = outputs.json.is_some() || outputs.timelines();
     let options = if wants {
         RunOptions {
@@ -888,8 +917,32 @@ fn simulate_goal(
     let r = run_graph_with(graph, header.network, options).map_err(|e| format!("{name}: {e}"))?;
     warn_unreceived(header, &r);
     let mut out = format!("{} ranks, {} events\n", r.ends.len(), r.events);
-    for (i, t) in r.ends.iter().enumerate() {
-        out += &format!("Host {i}: {t}\n");
+    if all || r.ends.len() <= heisen_sim::compare::SUMMARY_ABOVE {
+        for (i, t) in r.ends.iter().enumerate() {
+            out += &format!("Host {i}: {t}\n");
+        }
+    } else {
+        // Min, median and max end with a rank that has it, then the
+        // latest ranks; every rank's line (LogGOPSim's) on request.
+        let mut order: Vec<(u64, usize)> =
+            r.ends.iter().enumerate().map(|(i, &t)| (t, i)).collect();
+        order.sort_unstable();
+        let n = order.len();
+        for (what, (t, i)) in [
+            ("min", order[0]),
+            ("median", order[n / 2]),
+            ("max", order[n - 1]),
+        ] {
+            out += &format!("{what:<6} end: {t} ns (Host {i})\n");
+        }
+        let top = heisen_sim::compare::SUMMARY_TOP;
+        out += &format!("the {top} ranks that end last:\n");
+        let mut latest = order.clone();
+        latest.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        for (t, i) in latest.into_iter().take(top) {
+            out += &format!("Host {i}: {t}\n");
+        }
+        out += "(--all-locations prints every rank's line, as LogGOPSim does)\n";
     }
     outputs.write(header, &r, progress)?;
     Ok(out)

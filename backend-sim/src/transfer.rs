@@ -137,7 +137,12 @@ impl Network {
             u64::from(32 - (participants - 1).leading_zeros())
         };
         let c = self.message(bytes);
-        rounds * (c.wire + c.recv_cpu)
+        // Saturating, and at most one past the engine's clock bound: the
+        // run then stops with a clear error instead of overflowing
+        // (`now + time` stays below 2^63).
+        rounds
+            .saturating_mul(c.wire + c.recv_cpu)
+            .min(crate::engine::MAX_CLOCK + 1)
     }
 }
 

@@ -98,7 +98,8 @@ fn goal_graph_with_several_cpus_runs_as_loggopsim() {
         "{}",
         stdout(&o)
     );
-    // Simulated time beyond 2^64 ns is an error, not a wrapped end time.
+    // A latency of 2^64 - 1 ns is refused as written, not run into a
+    // wrapped end time.
     let o = heisen(&[
         "simulate",
         "scenarios/dissemination_16.goal",
@@ -107,7 +108,7 @@ fn goal_graph_with_several_cpus_runs_as_loggopsim() {
     ]);
     assert!(!o.status.success(), "{}", stdout(&o));
     assert!(
-        stderr(&o).contains("simulated time passes"),
+        stderr(&o).contains("-L 18446744073709551615: expected a whole number"),
         "{}",
         stderr(&o)
     );
@@ -640,6 +641,24 @@ fn a_runaway_program_is_announced_and_stopped_by_max_events() {
             && err.contains("stopped after 20000 events (--max-events)"),
         "{err}"
     );
+    assert!(
+        err.contains("warning: ")
+            && err.contains("runs about 3.20e19 operations")
+            && err.contains("--max-events stops it after 20000 events"),
+        "{err}"
+    );
+    // GOAL schedules too.
+    let g = heisen(&[
+        "simulate",
+        "scenarios/dissemination_16.goal",
+        "--max-events",
+        "10",
+    ]);
+    assert!(
+        !g.status.success() && stderr(&g).contains("stopped after 10 events (--max-events)"),
+        "{}",
+        stderr(&g)
+    );
     let o = heisen(&["simulate", &file, "--max-events", "0"]);
     assert!(
         stderr(&o).contains("stopped after 0 events"),
@@ -1064,4 +1083,147 @@ fn call_sites_are_named_by_operation_and_file_line() {
     assert!(out.contains("recv from any tag 1 (op 1.2.1)"), "{out}");
     assert!(out.contains("send to last tag 2 (op 1.2.3)"), "{out}");
     assert!(!out.contains("more records"), "{out}");
+}
+
+#[test]
+fn a_goal_schedule_of_many_ranks_prints_a_summary_and_every_rank_on_request() {
+    let dir = scratch("goal-summary");
+    let file = dir.join("ring.goal");
+    // 40 ranks in a ring: rank r sends to r + 1 after r * 100 ns of work.
+    let mut text = String::from("num_ranks 40\n");
+    for r in 0..40 {
+        text += &format!(
+            "rank {r} {{\nl1: calc {}\nl2: send 8b to {}\nl3: recv 8b from {}\nl2 requires l1\n}}\n",
+            r * 100,
+            (r + 1) % 40,
+            (r + 39) % 40
+        );
+    }
+    std::fs::write(&file, text).unwrap();
+    let o = heisen(&["simulate", file.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.starts_with("40 ranks, "), "{out}");
+    for what in [
+        "min    end: ",
+        "median end: ",
+        "max    end: ",
+        "the 5 ranks that end last:",
+    ] {
+        assert!(out.contains(what), "no {what:?}\n{out}");
+    }
+    assert_eq!(
+        out.lines().filter(|l| l.starts_with("Host ")).count(),
+        5,
+        "{out}"
+    );
+    let all = stdout(&heisen(&[
+        "simulate",
+        file.to_str().unwrap(),
+        "--all-locations",
+    ]));
+    assert_eq!(
+        all.lines().filter(|l| l.starts_with("Host ")).count(),
+        40,
+        "{all}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn report_of_many_locations_is_a_summary_in_a_unit_that_fits() {
+    let dir = scratch("report-many");
+    let file = dir.join("many.toml");
+    std::fs::write(&file, many(40)).unwrap();
+    let json = dir.join("many.json");
+    let o = heisen(&[
+        "simulate",
+        file.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&heisen(&["report", json.to_str().unwrap()]));
+    assert!(out.contains("41 locations: min, median and max"), "{out}");
+    assert!(
+        out.contains("the 5 locations with the longest measured time"),
+        "{out}"
+    );
+    let all = stdout(&heisen(&[
+        "report",
+        "--all-locations",
+        json.to_str().unwrap(),
+    ]));
+    let rows = |text: &str| {
+        text.lines()
+            .skip_while(|l| !l.starts_with("per location"))
+            .filter(|l| l.split_whitespace().nth(1).is_some_and(|w| w == "w"))
+            .count()
+    };
+    assert_eq!(rows(&all), 40, "{all}");
+    assert!(rows(&out) <= 5, "{out}");
+    // 12 s of work reads in s.
+    let long = dir.join("long.toml");
+    std::fs::write(&long, "[[location]]\nname = \"a\"\nops = [ { region = \"r\", ops = [ { compute = 12000000000 } ] } ]\n").unwrap();
+    let json = dir.join("long.json");
+    let o = heisen(&[
+        "simulate",
+        long.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&heisen(&["report", json.to_str().unwrap()]));
+    assert!(out.contains("per location (times in s)"), "{out}");
+    assert!(out.contains("critical path: 12.000 s"), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_collective_too_long_for_the_clock_stops_with_an_error() {
+    // 17 ranks, alltoall of 2^40 bytes at G = 2^20 ns per byte: 16 rounds
+    // of 2^60 ns, 2^64 ns in all.
+    let file = scenario_file(
+        "collective",
+        "a.toml",
+        "[network]\nG = 1048576\n[[location]]\nname = \"r\"\ncount = 17\n\
+         ops = [ { alltoall = true, bytes = 1099511627776 } ]\n",
+    );
+    refused(
+        &["simulate", &file],
+        &["simulated time passed", "too large"],
+    );
+}
+
+#[test]
+fn progress_names_every_phase_of_a_long_run() {
+    // Progress starts after a second; HEISEN_PROGRESS_AFTER=0 shows it
+    // from the start, so that the phases can be checked without a long run.
+    let o = Command::new(env!("CARGO_BIN_EXE_heisen"))
+        .args(["simulate", "master-worker", "--match", "approximated"])
+        .env("HEISEN_PROGRESS_AFTER", "0")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("runs");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    for phase in [
+        "master-worker: 5 locations, about ",
+        "operations: truth run",
+        "] measured run",
+        "offline analysis: activity graph and 4 what-if runs",
+        "wildcards matched by approximated send time",
+        "writing files",
+    ] {
+        assert!(err.contains(phase), "no {phase:?} in\n{err}");
+    }
+    assert!(err.lines().all(|l| l.starts_with("heisen: [")), "{err}");
+    // Not before its time: nothing on stderr.
+    let o = Command::new(env!("CARGO_BIN_EXE_heisen"))
+        .args(["simulate", "master-worker"])
+        .env("HEISEN_PROGRESS_AFTER", "1e9")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("runs");
+    assert!(stderr(&o).is_empty(), "{}", stderr(&o));
 }

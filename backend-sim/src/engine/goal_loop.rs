@@ -25,19 +25,17 @@
 //! ([`super::goal_rank`]). The queue is the engine's [`EventQueue`].
 
 use core::cmp::Reverse;
-use core::sync::atomic::Ordering;
 
 use crate::queue::EventQueue;
 use crate::transfer::Network;
 
-use super::event_loop::{PROGRESS, PROGRESS_EVERY};
 use super::goal_probe::{GoalKernels, Sent};
 use super::goal_rank::Deps;
 use super::graph::{ANY, Graph, OpKind};
 use super::machine::Hosts;
 use super::matching::{GoalEntry, GoalQueues};
-use super::options::RunOptions;
 use super::options::SimError;
+use super::options::{MAX_CLOCK, RunOptions};
 use super::result::RunResult;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -123,17 +121,26 @@ pub fn run_graph_with(
         run.deps.roots(graph, r);
         run.schedule_fresh(true);
     }
-    let mut events = 0u64;
+    // The CLI's limits (docs/cli.md): --max-events, a clock past
+    // MAX_CLOCK; and its progress display.
+    let mut processed: u64 = 0;
     while let Some(Reverse((t, stamp, event))) = run.queue.pop() {
-        events += 1;
-        if events > options.max_events {
-            return Err(SimError::Limit(format!(
-                "stopped after {} events (--max-events) at simulated time {t} ns",
-                options.max_events
-            )));
+        processed += 1;
+        if t > MAX_CLOCK || processed > options.max_events {
+            return Err(SimError::Limit(if t > MAX_CLOCK {
+                format!(
+                    "simulated time passed {MAX_CLOCK} ns (146 years) after {} events: a time or size in the schedule is too large",
+                    processed - 1
+                )
+            } else {
+                format!(
+                    "stopped after {} events (--max-events) at simulated time {t} ns",
+                    options.max_events
+                )
+            }));
         }
-        if events & PROGRESS_EVERY == 0 {
-            PROGRESS.store(events, Ordering::Relaxed);
+        if processed & 0xFFFF == 0 {
+            super::PROGRESS.store(processed, core::sync::atomic::Ordering::Relaxed);
         }
         match event {
             Event::Op(op) => run.operation(op, t, stamp)?,
@@ -155,7 +162,6 @@ pub fn run_graph_with(
         activity: None,
         cpu: None,
         wildcards: Vec::new(),
-        // check() refuses a run that leaves messages unmatched.
         unreceived: (0, Vec::new()),
     };
     Ok(match run.kernels {

@@ -131,8 +131,11 @@ pub fn parse(file: &str, text: &str) -> Result<Report, InputError> {
     Ok(report)
 }
 
-fn us(ns: i64) -> String {
-    super::units::Unit::Micros.fmt(ns)
+use super::units::Unit;
+
+/// The unit of a table whose times are `values` (ns).
+fn unit_of(values: impl Iterator<Item = i64>) -> Unit {
+    Unit::for_max(values.map(i64::abs).max().unwrap_or(0))
 }
 
 fn percent(part: i64, whole: i64) -> String {
@@ -156,12 +159,13 @@ fn selected_names<const K: usize>(h: &RunHeader<K>) -> Vec<&str> {
 impl Report {
     /// The report as text: see [`render_files`].
     pub fn render(&self) -> String {
-        self.render_with(false)
+        self.render_with(false, false)
     }
 
-    /// The report as text, every communication record when `all_comms`.
-    pub fn render_with(&self, all_comms: bool) -> String {
-        render_view(&View::single(self), all_comms)
+    /// The report as text, every communication record when `all_comms`,
+    /// every location's row when `all_locations`.
+    pub fn render_with(&self, all_comms: bool, all_locations: bool) -> String {
+        render_view(&View::single(self), all_comms, all_locations)
     }
 }
 
@@ -171,16 +175,20 @@ impl Report {
 /// own after a line that says why.
 /// Every communication record is listed when `all_comms`; otherwise the
 /// longest waits.
-pub fn render_files(files: &[(String, Report)], all_comms: bool) -> String {
+pub fn render_files(files: &[(String, Report)], all_comms: bool, all_locations: bool) -> String {
     match files {
         [] => String::new(),
-        [(_, one)] => one.render_with(all_comms),
+        [(_, one)] => one.render_with(all_comms, all_locations),
         _ => match merge(files) {
-            Ok(view) => render_view(&view, all_comms),
+            Ok(view) => render_view(&view, all_comms, all_locations),
             Err(why) => {
                 let mut out = format!("{} report files, rendered one by one: {why}\n", files.len());
                 for (name, report) in files {
-                    let _ = write!(out, "\n=== {name}\n\n{}", report.render_with(all_comms));
+                    let _ = write!(
+                        out,
+                        "\n=== {name}\n\n{}",
+                        report.render_with(all_comms, all_locations)
+                    );
                 }
                 out
             }
@@ -302,14 +310,14 @@ fn merged_id(regions: &mut Vec<RegionName>, name: &str) -> u32 {
     id
 }
 
-fn render_view(view: &View<'_>, all_comms: bool) -> String {
+fn render_view(view: &View<'_>, all_comms: bool, all_locations: bool) -> String {
     let mut out = String::new();
     let r = &*view.report;
     let h = &r.header;
     if view.several() {
         let _ = writeln!(
             out,
-            "{} report of {} files merged, backend {}, {} form, {} locations (times in µs)",
+            "{} report of {} files merged, backend {}, {} form, {} locations",
             h.tool,
             view.files.len(),
             h.backend,
@@ -319,7 +327,7 @@ fn render_view(view: &View<'_>, all_comms: bool) -> String {
     } else {
         let _ = writeln!(
             out,
-            "{} report from backend {}, {} form, {} locations (times in µs)",
+            "{} report from backend {}, {} form, {} locations",
             h.tool,
             h.backend,
             form_name(h.form),
@@ -328,7 +336,7 @@ fn render_view(view: &View<'_>, all_comms: bool) -> String {
     }
     render_sources(&mut out, view);
     let _ = writeln!(out);
-    render_locations(&mut out, view);
+    render_locations(&mut out, view, all_locations);
     render_regions(&mut out, r);
     render_loops(&mut out, view);
     render_comms(&mut out, view, all_comms);
@@ -369,8 +377,14 @@ fn render_loops(out: &mut String, view: &View<'_>) {
         return;
     }
     loops.sort_by_key(|x| x.0);
+    let unit = unit_of(loops.iter().flat_map(|x| [x.2 as i64, x.3]));
+    let us = |ns: i64| unit.fmt(ns);
     let _ = writeln!(out);
-    let _ = writeln!(out, "loops, summed over locations (µs):");
+    let _ = writeln!(
+        out,
+        "loops, summed over locations (times in {}):",
+        unit.name()
+    );
     let _ = writeln!(
         out,
         "{:>6}  {:>10}  {:>14}  {:>14}",
@@ -461,9 +475,20 @@ fn costs(h: &RunHeader<READ_SELECTED>) -> Vec<String> {
 }
 
 /// Per location: measured, compensated (R2) and local-only elapsed time,
-/// the final delay and the critical path ending there.
-fn render_locations(out: &mut String, view: &View<'_>) {
+/// the final delay and the critical path ending there; above
+/// [`SUMMARY_ABOVE`](crate::compare::SUMMARY_ABOVE) locations, unless
+/// `all`, the min, median and max of each column and the locations with
+/// the longest measured times.
+fn render_locations(out: &mut String, view: &View<'_>, all: bool) {
     let r = &*view.report;
+    let unit = unit_of(r.locations.iter().flat_map(|l| {
+        [
+            l.measured_elapsed() as i64,
+            l.compensated_elapsed(),
+            l.critical_path.as_ref().map_or(0, |p| p.longest),
+        ]
+    }));
+    let us = |ns: i64| unit.fmt(ns);
     let width = r
         .locations
         .iter()
@@ -478,19 +503,22 @@ fn render_locations(out: &mut String, view: &View<'_>) {
             String::new()
         }
     };
-    let _ = writeln!(
-        out,
-        "{:>8}  {}{:<width$}  {:>12}  {:>12}  {:>12}  {:>12}  {:>14}",
-        "location",
-        file("file"),
-        "name",
-        "measured",
-        "compensated",
-        "local-only",
-        "delay",
-        "critical path"
-    );
-    for (i, l) in r.locations.iter().enumerate() {
+    let header = |out: &mut String| {
+        let _ = writeln!(
+            out,
+            "{:>8}  {}{:<width$}  {:>12}  {:>12}  {:>12}  {:>12}  {:>14}",
+            "location",
+            file("file"),
+            "name",
+            "measured",
+            "compensated",
+            "local-only",
+            "delay",
+            "critical path"
+        );
+    };
+    let row = |out: &mut String, i: usize| {
+        let l = &r.locations[i];
         let name = l.name.as_ref().map_or("", |n| n.as_str());
         let path = l
             .critical_path
@@ -508,6 +536,55 @@ fn render_locations(out: &mut String, view: &View<'_>) {
             us(l.delay as i64),
             path
         );
+    };
+    let n = r.locations.len();
+    let _ = writeln!(out, "per location (times in {}):", unit.name());
+    if all || n <= crate::compare::SUMMARY_ABOVE {
+        header(out);
+        for i in 0..n {
+            row(out, i);
+        }
+    } else {
+        let _ = writeln!(
+            out,
+            "{n} locations: min, median and max of each column over the locations (--all-locations: every row)"
+        );
+        let _ = writeln!(
+            out,
+            "{:<8}  {:>12}  {:>12}  {:>12}  {:>12}  {:>14}",
+            "", "measured", "compensated", "local-only", "delay", "critical path"
+        );
+        let column = |f: &dyn Fn(&ReadLocation) -> i64| {
+            let mut v: Vec<i64> = r.locations.iter().map(f).collect();
+            v.sort_unstable();
+            [v[0], v[v.len() / 2], v[v.len() - 1]]
+        };
+        let cols = [
+            column(&|l| l.measured_elapsed() as i64),
+            column(&|l| l.compensated_elapsed()),
+            column(&|l| l.local_only_elapsed()),
+            column(&|l| l.delay as i64),
+            column(&|l| l.critical_path.as_ref().map_or(0, |p| p.longest)),
+        ];
+        for (k, what) in ["min", "median", "max"].iter().enumerate() {
+            let _ = writeln!(
+                out,
+                "{what:<8}  {:>12}  {:>12}  {:>12}  {:>12}  {:>14}",
+                us(cols[0][k]),
+                us(cols[1][k]),
+                us(cols[2][k]),
+                us(cols[3][k]),
+                us(cols[4][k])
+            );
+        }
+        let top = crate::compare::SUMMARY_TOP;
+        let _ = writeln!(out, "the {top} locations with the longest measured time:");
+        header(out);
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_by_key(|&i| (core::cmp::Reverse(r.locations[i].measured_elapsed()), i));
+        for i in order.into_iter().take(top) {
+            row(out, i);
+        }
     }
     let _ = writeln!(
         out,
@@ -543,10 +620,16 @@ fn render_regions(out: &mut String, r: &Report) {
         }
     }
     regions.sort_by(|a, b| b.3.cmp(&a.3).then(a.0.cmp(&b.0)));
+    let unit = unit_of(regions.iter().flat_map(|x| [x.2 as i64, x.3, x.4]));
+    let us = |ns: i64| unit.fmt(ns);
     let names: Vec<String> = regions.iter().map(|x| region_name(r, x.0)).collect();
     let rwidth = names.iter().map(String::len).max().unwrap_or(6).max(6);
     let _ = writeln!(out);
-    let _ = writeln!(out, "regions, summed over locations:");
+    let _ = writeln!(
+        out,
+        "regions, summed over locations (times in {}):",
+        unit.name()
+    );
     let _ = writeln!(
         out,
         "{:<rwidth$}  {:>10}  {:>14}  {:>14}  {:>14}",
@@ -586,10 +669,17 @@ fn render_comms(out: &mut String, view: &View<'_>, all: bool) {
             .cmp(&a.1.measured_wait)
             .then((a.0, a.1.site, a.1.peer).cmp(&(b.0, b.1.site, b.1.peer)))
     });
+    let unit = unit_of(
+        comms
+            .iter()
+            .flat_map(|c| [c.1.measured_wait as i64, c.1.compensated_wait, c.1.transfer]),
+    );
+    let us = |ns: i64| unit.fmt(ns);
     let _ = writeln!(out);
     let _ = writeln!(
         out,
-        "communication, by location, call site and peer (longest waits first):"
+        "communication, by location, call site and peer (longest waits first, times in {}):",
+        unit.name()
     );
     let _ = writeln!(
         out,
@@ -651,12 +741,15 @@ fn render_path(out: &mut String, view: &View<'_>) {
         let _ = writeln!(out, "critical path: not collected (R9)");
         return;
     };
+    let unit = Unit::for_max(best.longest);
+    let us = |ns: i64| unit.fmt(ns);
     let _ = writeln!(
         out,
-        "critical path: {} µs, ending at {}; {} µs in transfers",
+        "critical path: {} {u}, ending at {}; {} {u} in transfers",
         us(best.longest),
         view.at(at),
-        us(best.transfer)
+        us(best.transfer),
+        u = unit.name()
     );
     if h.selected.is_empty() {
         return;
@@ -716,10 +809,12 @@ fn render_notes(out: &mut String, r: &Report) {
     }
     let over: i64 = r.locations.iter().map(|l| l.overcompensation.total).sum();
     if over < 0 {
+        let unit = Unit::for_max(over);
         let _ = writeln!(
             out,
-            "note: over-compensation of {} µs in total (R2: calibrated overheads too high?)",
-            us(over)
+            "note: over-compensation of {} {} in total (R2: calibrated overheads too high?)",
+            unit.fmt(over),
+            unit.name()
         );
     }
 }
