@@ -3,8 +3,10 @@
 //! the median over batches, and split each cost around its clock read.
 //!
 //! For regions (R1, 000 §2, refined in situ as docs/rules.md says): the
-//! whole cost of an enter+exit pair is what it adds to a loop of generic
-//! work ([`work`]), the median over several work sizes ([`in_situ_cost`]);
+//! whole cost of an enter+exit pair made of calls the program cannot see
+//! into (C API, compiler hooks) is what it adds to a loop of generic work
+//! ([`work`]), the median over several work sizes ([`in_situ_cost`]); an
+//! inlined pair (the Rust API) is timed back to back;
 //! the part inside the region's own interval is the measured inclusive
 //! time of an empty region timed back to back (the enter's work after its
 //! clock read plus the exit's before its own). The rest falls in the
@@ -127,7 +129,8 @@ pub fn in_situ(rt: &Runtime, steps: u32, mut op: impl FnMut(), mut baseline: imp
 /// action, the added cost reaches a plateau (it does not grow with longer
 /// work); the median of the plateau's sizes is robust against one size
 /// measured while the machine changed speed. Writes each size's cost to
-/// stderr when `HEISEN_CALIBRATION_TRACE` is set.
+/// stderr when `HEISEN_CALIBRATION_TRACE` is set. With
+/// `HEISEN_CALIBRATION=back-to-back` it returns `back_to_back` unmeasured.
 pub fn in_situ_cost(
     rt: &Runtime,
     what: &str,
@@ -135,6 +138,10 @@ pub fn in_situ_cost(
     mut op: impl FnMut(),
     mut baseline: impl FnMut(),
 ) -> (f64, [f64; WORK_STEPS.len()]) {
+    if !rt.config().in_situ {
+        // HEISEN_CALIBRATION=back-to-back: R1 as first written.
+        return (back_to_back, [back_to_back; WORK_STEPS.len()]);
+    }
     let costs = WORK_STEPS.map(|steps| in_situ(rt, steps, &mut op, &mut baseline));
     if std::env::var_os("HEISEN_CALIBRATION_TRACE").is_some() {
         let sizes: Vec<String> = WORK_STEPS
@@ -148,21 +155,6 @@ pub fn in_situ_cost(
         );
     }
     (median(&mut costs.clone()), costs)
-}
-
-/// [`overhead`] in situ: what `op` costs more than `baseline` between
-/// pieces of generic work, the median over [`WORK_STEPS`] (never below 0).
-/// For wrappers that programs call every few dozen ns (a lock pair).
-pub fn overhead_in_situ(
-    rt: &Runtime,
-    what: &str,
-    mut op: impl FnMut(),
-    mut baseline: impl FnMut(),
-) -> f64 {
-    let back_to_back = overhead(rt, &mut op, &mut baseline);
-    in_situ_cost(rt, what, back_to_back, op, baseline)
-        .0
-        .max(0.0)
 }
 
 /// The median (the mean of the middle two for an even count).
@@ -186,15 +178,22 @@ pub fn ns(cost: f64) -> u64 {
 /// calibrated (the Rust API, a C call, a compiler hook). Runs in a scratch
 /// state ([`thread::calibrating`]), so it leaves no location behind.
 ///
-/// The whole cost of the pair is its in-situ cost ([`in_situ_cost`]:
-/// what it adds to generic work, not what a loop of empty regions takes);
+/// The whole cost of an [`Placement::OutOfLine`] pair is its in-situ cost
+/// ([`in_situ_cost`]: what it adds to generic work, not what a loop of
+/// empty regions takes); that of an [`Placement::Inline`] pair is the time
+/// a loop of empty regions takes per iteration;
 /// the part inside the region's own interval is the measured inclusive
 /// time of the empty region timed back to back (the enter's work after
 /// its clock read plus the exit's before its own). Each is split evenly
 /// between the enter and the exit; rounding keeps the pair's sum to the
 /// nearest ns. `what` names the path in the report's
 /// `runtime.calibration`.
-pub fn region_pair(rt: &'static Runtime, what: &str, mut pair: impl FnMut()) -> RegionPair {
+pub fn region_pair(
+    rt: &'static Runtime,
+    what: &str,
+    placement: Placement,
+    mut pair: impl FnMut(),
+) -> RegionPair {
     let (back_to_back, (in_situ, by_size), inside) = thread::calibrating(rt, || {
         let per_pair = per_call(rt, &mut pair);
         let inside = thread::with_current(|s| {
@@ -203,7 +202,10 @@ pub fn region_pair(rt: &'static Runtime, what: &str, mut pair: impl FnMut()) -> 
                 .map_or(0.0, |r| r.measured_inclusive as f64 / r.count.max(1) as f64)
         })
         .unwrap_or(0.0);
-        let in_situ = in_situ_cost(rt, what, per_pair, &mut pair, || {});
+        let in_situ = match placement {
+            Placement::OutOfLine => in_situ_cost(rt, what, per_pair, &mut pair, || {}),
+            Placement::Inline => (per_pair, [per_pair; WORK_STEPS.len()]),
+        };
         (per_pair, in_situ, inside)
     });
     // R1: an enter's part after its clock read and an exit's part before
@@ -230,6 +232,21 @@ pub fn region_pair(rt: &'static Runtime, what: &str, mut pair: impl FnMut()) -> 
     RegionPair { enter, exit }
 }
 
+/// How a region path sits in a program's code, which decides how its pair
+/// is costed (R1 as docs/rules.md refines it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Placement {
+    /// Compiled into the program's own code (the Rust API's guards and
+    /// closures): the compiler schedules the program around it, and the
+    /// pair is timed back to back.
+    Inline,
+    /// A call the program cannot see into (a C API call, a compiler
+    /// hook): the program spills its live registers around it and its
+    /// independent work no longer overlaps across it, so the pair is
+    /// costed in situ ([`in_situ_cost`]).
+    OutOfLine,
+}
+
 /// What [`region_pair`] measured.
 #[derive(Clone, Copy, Debug)]
 pub struct RegionPair {
@@ -246,7 +263,7 @@ pub(crate) fn runtime(rt: &'static Runtime) {
     let clock = per_call(rt, || {
         core::hint::black_box(rt.now());
     });
-    let pair = region_pair(rt, "enter+exit", || {
+    let pair = region_pair(rt, "enter+exit", Placement::Inline, || {
         thread::with_current(|s| s.enter(SCRATCH_REGION, 0));
         let _ = thread::with_current(|s| s.exit(SCRATCH_REGION));
     });

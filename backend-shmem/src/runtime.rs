@@ -447,6 +447,7 @@ impl Runtime {
     }
 
     /// Whether nothing is measured: disabled, or the report was written.
+    #[inline]
     pub fn is_off(&self) -> bool {
         self.config.disabled || self.finished.load(Ordering::Acquire)
     }
@@ -463,6 +464,7 @@ impl Runtime {
     }
 
     /// The region names.
+    #[inline]
     pub fn names(&self) -> &Names {
         &self.names
     }
