@@ -59,8 +59,9 @@ fn build(name: &str, dir: &Path) -> PathBuf {
     exe
 }
 
-/// Runs `exe` on `ranks` ranks, preloading the interposer or not.
-fn run(exe: &Path, ranks: u32, preload: Option<&Path>, output: &Path) -> Output {
+/// Runs `exe` on `ranks` ranks, preloading the interposer or not; the
+/// program's lines go to `lines/r<rank>.txt`, heisen's reports to `output`.
+fn run(exe: &Path, ranks: u32, preload: Option<&Path>, lines: &Path, output: &Path) -> Output {
     require("mpiexec");
     let _one = RUNS.lock().unwrap_or_else(|p| p.into_inner());
     let mut cmd = Command::new("mpiexec");
@@ -73,34 +74,31 @@ fn run(exe: &Path, ranks: u32, preload: Option<&Path>, output: &Path) -> Output 
         .env_remove("LD_LIBRARY_PATH")
         .env_remove("HEISEN_SUMMARY")
         .env("HEISEN_OUTPUT", output)
+        .env("TRANSPARENCY_OUT", lines)
         .output()
         .expect("mpiexec runs")
 }
 
-/// The output grouped by rank (each line starts `r<rank> `), each rank's
-/// lines in their order.
-fn by_rank(out: &[u8]) -> Vec<String> {
-    let text = String::from_utf8_lossy(out);
-    let mut lines: Vec<(String, usize, String)> = text
-        .lines()
-        .enumerate()
-        .map(|(i, l)| {
-            (
-                l.split(' ').next().unwrap_or("").to_owned(),
-                i,
-                l.to_owned(),
-            )
+/// Every rank's lines, rank after rank.
+fn by_rank(lines: &Path, ranks: u32) -> Vec<String> {
+    (0..ranks)
+        .flat_map(|r| {
+            let path = lines.join(format!("r{r}.txt"));
+            let text = std::fs::read_to_string(&path).unwrap_or_default();
+            text.lines().map(str::to_owned).collect::<Vec<_>>()
         })
-        .collect();
-    lines.sort();
-    lines.into_iter().map(|(_, _, l)| l).collect()
+        .collect()
 }
 
 /// Runs `name` both ways on `ranks` ranks and compares.
 fn transparent(name: &str, ranks: u32) {
     let dir = scratch(&format!("{name}-{ranks}"));
     let exe = build(name, &dir);
-    let plain = run(&exe, ranks, None, &dir);
+    let (plain_lines, measured_lines) = (dir.join("plain"), dir.join("measured"));
+    for d in [&plain_lines, &measured_lines] {
+        std::fs::create_dir_all(d).expect("lines directory");
+    }
+    let plain = run(&exe, ranks, None, &plain_lines, &dir);
     assert!(
         plain.status.success(),
         "{name} without heisen failed: {}",
@@ -108,7 +106,7 @@ fn transparent(name: &str, ranks: u32) {
     );
     let reports = dir.join("reports");
     std::fs::create_dir_all(&reports).expect("report directory");
-    let measured = run(&exe, ranks, Some(&library()), &reports);
+    let measured = run(&exe, ranks, Some(&library()), &measured_lines, &reports);
     assert!(
         measured.status.success(),
         "{name} with heisen failed: {}\n{}",
@@ -120,7 +118,15 @@ fn transparent(name: &str, ranks: u32) {
         "",
         "heisen printed on stderr"
     );
-    let (a, b) = (by_rank(&plain.stdout), by_rank(&measured.stdout));
+    assert_eq!(
+        String::from_utf8_lossy(&measured.stdout),
+        String::from_utf8_lossy(&plain.stdout),
+        "{name}: standard output differs"
+    );
+    let (a, b) = (
+        by_rank(&plain_lines, ranks),
+        by_rank(&measured_lines, ranks),
+    );
     assert!(!a.is_empty(), "{name} printed nothing");
     for (x, y) in a.iter().zip(&b) {
         assert_eq!(x, y, "{name} on {ranks} ranks: first difference");
@@ -152,4 +158,9 @@ fn check_reports(dir: &Path, ranks: u32) {
 #[test]
 fn basic_blocking_on_2_ranks() {
     transparent("basic", 2);
+}
+
+#[test]
+fn blocking_every_mode_and_edge_case_on_2_ranks() {
+    transparent("blocking", 2);
 }
