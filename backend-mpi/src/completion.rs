@@ -14,66 +14,85 @@ use core::ffi::c_int;
 use crate::merge::{self, Received};
 use crate::p2p::delivered;
 use crate::region::{self, Named};
-use crate::requests::{Kind, Taken, table};
+use heisen_shmem::Record;
+
+use crate::piggyback::{LEN, Wire};
+use crate::requests::{Entry, Kind, Taken, table};
 use crate::setup::{Mpi, ensure};
 use crate::status;
 use crate::sys::{self, MPI_Request, MPI_Status};
 
-/// Finishes one completed request: its merge goes into `received`.
+/// Finishes one completed request whose outcome is `error` (its
+/// status's error or the call's code): its merge goes into `received`.
 fn finish(
     request: MPI_Request,
     taken: Taken,
     begin: Option<u64>,
     st: *mut MPI_Status,
-    ok: bool,
+    error: c_int,
     received: &mut Vec<Received>,
 ) {
     let cancelled = status::cancelled(st);
     let Taken { index, entry } = taken;
-    let persistent = entry.persistent;
-    let datatype = entry.datatype;
-    let kind = match entry.kind {
-        Kind::Recv { site, wildcard } => {
-            if ok
-                && !cancelled
-                && let Some(bytes) = status::fix(st)
+    match &entry.kind {
+        Kind::Recv { site, wildcard } if delivered(error) && !cancelled => {
+            if let Some(bytes) = status::fix(st)
+                && let Some(record) = received_record(index, &entry, error, bytes)
             {
-                // SAFETY: the request completed: the MPI wrote its record
-                // into the slot and nothing writes it until a new start.
-                let wire = unsafe { &*table().wire(index).cast::<crate::piggyback::Wire>() };
                 received.push(Received {
-                    record: merge::record_of(wire),
-                    site,
-                    wildcard,
+                    record,
+                    site: *site,
+                    wildcard: *wildcard,
                     bytes,
                     // SAFETY: the MPI wrote the status.
                     source: unsafe { (*st).MPI_SOURCE },
                 });
             }
-            Kind::Recv { site, wildcard }
         }
-        Kind::Send => Kind::Send,
-        Kind::Hook(hook) => {
+        _ => {}
+    }
+    if let Kind::Hook(_) = entry.kind {
+        let Entry { kind, .. } = entry;
+        if let Kind::Hook(hook) = kind {
             hook.complete(begin.unwrap_or(0), st, cancelled);
-            if persistent {
-                // A hook runs once; a persistent hook request is not kept.
-                crate::requests::free_datatype(datatype);
-                table().release(index);
-                return;
-            }
-            Kind::Send
         }
-    };
-    if persistent {
-        let entry = crate::requests::Entry {
-            kind,
-            persistent,
-            datatype,
-        };
+        table().release(index);
+        return;
+    }
+    if entry.persistent {
         table().put_back(request, Taken { index, entry });
     } else {
-        crate::requests::free_datatype(datatype);
-        table().release(index);
+        table().release_entry(index, entry);
+    }
+}
+
+/// The record a completed receive got, and for a staged one its data
+/// copied to the program's buffer (`None`: nothing to merge). A truncated
+/// staged receive copies nothing: the staging bytes are not the message's.
+fn received_record(
+    index: u16,
+    entry: &Entry,
+    error: c_int,
+    bytes: usize,
+) -> Option<Option<Record>> {
+    let Some(s) = entry.staged else {
+        // SAFETY: the request completed: the MPI wrote its record into the
+        // slot and nothing writes it until a new start.
+        let wire = unsafe { &*table().wire(index).cast::<Wire>() };
+        return Some(merge::record_of(wire));
+    };
+    if error != sys::success() {
+        return None;
+    }
+    let stage = table().stage(s.stage);
+    let payload = bytes.min(s.bytes);
+    // SAFETY: the staging buffer holds the record and `bytes` of payload
+    // the MPI wrote; the program's buffer holds `s.bytes`.
+    unsafe {
+        if payload > 0 {
+            core::ptr::copy_nonoverlapping(stage.add(LEN), s.buf.cast::<u8>(), payload);
+        }
+        Some(merge::record_of(&*stage.cast::<Wire>()))
     }
 }
 
@@ -132,7 +151,7 @@ fn single(
             return rc;
         }
         let mut received = Vec::new();
-        finish(before, taken, begin, st, delivered(rc), &mut received);
+        finish(before, taken, begin, st, rc, &mut received);
         merge_all(m, begin, &received);
         rc
     })
@@ -205,11 +224,12 @@ fn finish_many(
     rc: c_int,
 ) {
     let mut received = Vec::new();
-    let mut complete = |i: usize, st: *mut MPI_Status, ok: bool, received: &mut Vec<Received>| {
-        if let Some(t) = taken.get_mut(i).and_then(Option::take) {
-            finish(befores[i], t, begin, st, ok, received);
-        }
-    };
+    let mut complete =
+        |i: usize, st: *mut MPI_Status, error: c_int, received: &mut Vec<Received>| {
+            if let Some(t) = taken.get_mut(i).and_then(Option::take) {
+                finish(befores[i], t, begin, st, error, received);
+            }
+        };
     match done {
         Done::All(rc) => {
             for i in 0..befores.len() {
@@ -222,11 +242,11 @@ fn finish_many(
                     rc
                 };
                 if error != sys::err_pending() {
-                    complete(i, st, delivered(error), &mut received);
+                    complete(i, st, error, &mut received);
                 }
             }
         }
-        Done::One(i) => complete(i, sts, delivered(rc), &mut received),
+        Done::One(i) => complete(i, sts, rc, &mut received),
         Done::Some(indices) => {
             for (j, &i) in indices.iter().enumerate() {
                 // SAFETY: statuses are filled in the order of `indices`.
@@ -236,7 +256,7 @@ fn finish_many(
                 } else {
                     rc
                 };
-                complete(i as usize, st, delivered(error), &mut received);
+                complete(i as usize, st, error, &mut received);
             }
         }
         Done::Nothing => {}

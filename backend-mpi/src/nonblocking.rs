@@ -9,9 +9,9 @@ use core::ffi::{c_int, c_void};
 
 use crate::datatype;
 use crate::merge;
-use crate::piggyback::{self, Wire};
+use crate::piggyback::{self, LEN, Wire};
 use crate::region::{self, Named};
-use crate::requests::{Entry, Kind, table};
+use crate::requests::{Entry, Kind, Staged, table};
 use crate::setup::{Mpi, ensure};
 use crate::sys::{self, MPI_Comm, MPI_Datatype, MPI_Message, MPI_Request};
 
@@ -67,6 +67,7 @@ fn post(
                 kind: kind(),
                 persistent: post == Post::Persistent,
                 datatype: keep.then_some(t),
+                staged: None,
             };
             // SAFETY: the MPI wrote the request handle.
             table().insert(unsafe { *request }, i, entry);
@@ -81,6 +82,47 @@ fn post(
         }
     }
     rc
+}
+
+/// Posts a small contiguous message staged: record and data in a staging
+/// buffer (no struct type, `datatype`). `None` when no slot or staging
+/// buffer is free (the caller joins with a struct type instead). The
+/// message carries `length` payload bytes; a receive's are copied to
+/// `buf` (`bytes` long) at completion.
+/// `fill(stage)` writes the stage before the post (a send's record and
+/// data); `call(stage, bytes, request)` posts it.
+fn staged(
+    kind: Kind,
+    buf: *mut c_void,
+    bytes: usize,
+    length: usize,
+    request: *mut MPI_Request,
+    fill: impl FnOnce(&mut [u8]),
+    call: impl FnOnce(*mut c_void, c_int, *mut MPI_Request) -> c_int,
+) -> Option<c_int> {
+    let t = table();
+    let (stage, memory) = t.reserve_stage()?;
+    let Some((index, _)) = t.reserve() else {
+        t.release_stage(stage);
+        return None;
+    };
+    // SAFETY: a reserved staging buffer of STAGE_BYTES >= LEN + length.
+    let stage_bytes = unsafe { core::slice::from_raw_parts_mut(memory, LEN + length) };
+    fill(stage_bytes);
+    let rc = call(memory.cast(), (LEN + length) as c_int, request);
+    let entry = Entry {
+        kind,
+        persistent: false,
+        datatype: None,
+        staged: Some(Staged { stage, buf, bytes }),
+    };
+    if rc == sys::success() {
+        // SAFETY: the MPI wrote the request handle.
+        t.insert(unsafe { *request }, index, entry);
+    } else {
+        t.release_entry(index, entry);
+    }
+    Some(rc)
 }
 
 /// A posted send: an immediate one takes its record now (R3); a
@@ -102,6 +144,28 @@ fn posted_send(
         return unsafe { f(buf, count, datatype, dest, tag, comm, request) };
     };
     region::call(region, || {
+        let bytes = crate::p2p::payload_bytes(count, datatype);
+        if how == Post::Now
+            && let Some(n) = datatype::stageable(buf, count, datatype)
+        {
+            let fill = |stage: &mut [u8]| {
+                let (record, data) = stage.split_at_mut(LEN);
+                let wire: &mut Wire = record.try_into().expect("a record's length");
+                merge::release(m, wire);
+                if n > 0 {
+                    // SAFETY: a predefined datatype: `n` contiguous bytes.
+                    data.copy_from_slice(unsafe { core::slice::from_raw_parts(buf.cast(), n) });
+                }
+            };
+            let call = |b: *mut c_void, c, r| {
+                // SAFETY: the staging buffer holds `c` bytes.
+                unsafe { f(b, c, sys::byte(), dest, tag, comm, r) }
+            };
+            if let Some(rc) = staged(Kind::Send, core::ptr::null_mut(), 0, n, request, fill, call) {
+                merge::sent(region.id(), dest, bytes, None);
+                return rc;
+            }
+        }
         let (index, wire) = slot(piggyback::empty().as_ptr().cast_mut());
         if let Some(i) = index {
             release_into(m, table().wire(i), how);
@@ -188,11 +252,20 @@ fn posted_recv(
     count: c_int,
     datatype: MPI_Datatype,
     request: *mut MPI_Request,
-    call: impl FnOnce(*const c_void, c_int, MPI_Datatype, *mut MPI_Request) -> c_int,
+    call: impl Fn(*const c_void, c_int, MPI_Datatype, *mut MPI_Request) -> c_int,
 ) -> c_int {
     region::call(region, || {
-        let (index, wire) = slot(table().scratch());
         let site = region.id();
+        if how == Post::Now
+            && let Some(n) = datatype::stageable(buf, count, datatype)
+        {
+            let kind = Kind::Recv { site, wildcard };
+            let post = |b: *mut c_void, c, r| call(b.cast_const(), c, sys::byte(), r);
+            if let Some(rc) = staged(kind, buf, n, n, request, |_| {}, post) {
+                return rc;
+            }
+        }
+        let (index, wire) = slot(table().scratch());
         let kind = || Kind::Recv { site, wildcard };
         post(how, kind, wire, index, buf, count, datatype, request, call)
     })

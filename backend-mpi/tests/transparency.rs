@@ -164,3 +164,8 @@ fn basic_blocking_on_2_ranks() {
 fn blocking_every_mode_and_edge_case_on_2_ranks() {
     transparent("blocking", 2);
 }
+
+#[test]
+fn nonblocking_every_completion_call_on_2_ranks() {
+    transparent("nonblocking", 2);
+}
