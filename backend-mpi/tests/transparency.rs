@@ -5,79 +5,11 @@
 //! is printed besides the program's own output, and every rank's report
 //! and the merged run report are written.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-use std::sync::Mutex;
+mod common;
 
-/// One mpiexec at a time: the machine has two cores and MPICH's ranks
-/// busy-poll.
-static RUNS: Mutex<()> = Mutex::new(());
+use std::path::Path;
 
-fn require(tool: &str) {
-    let found = Command::new(tool).arg("--version").output().is_ok()
-        || Command::new(tool).arg("-show").output().is_ok();
-    assert!(
-        found,
-        "`{tool}` not found: the MPI tests need MPICH (Debian: apt-get install mpich libmpich-dev); \
-         `scripts/test` installs it"
-    );
-}
-
-/// The interposer cargo built for this test (`<target>/<profile>/deps`).
-fn library() -> PathBuf {
-    let exe = std::env::current_exe().expect("test executable path");
-    let deps = exe.parent().expect("deps directory");
-    let lib = deps.join("libheisen_mpi.so");
-    assert!(lib.exists(), "{} not built", lib.display());
-    lib
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("heisen-mpi-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("scratch directory");
-    dir
-}
-
-/// Builds `tests/c/<name>.c` into `dir`.
-fn build(name: &str, dir: &Path) -> PathBuf {
-    require("mpicc");
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/c/{name}.c"));
-    let exe = dir.join(name);
-    let out = Command::new("mpicc")
-        .args(["-O1", "-Wall", "-pthread", "-o"])
-        .arg(&exe)
-        .arg(&src)
-        .output()
-        .expect("mpicc runs");
-    assert!(
-        out.status.success(),
-        "mpicc {}: {}",
-        src.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    exe
-}
-
-/// Runs `exe` on `ranks` ranks, preloading the interposer or not; the
-/// program's lines go to `lines/r<rank>.txt`, heisen's reports to `output`.
-fn run(exe: &Path, ranks: u32, preload: Option<&Path>, lines: &Path, output: &Path) -> Output {
-    require("mpiexec");
-    let _one = RUNS.lock().unwrap_or_else(|p| p.into_inner());
-    let mut cmd = Command::new("mpiexec");
-    cmd.arg("-n").arg(ranks.to_string());
-    if let Some(lib) = preload {
-        cmd.arg("-genv").arg("LD_PRELOAD").arg(lib);
-    }
-    // cargo's LD_LIBRARY_PATH would put stale copies of libraries first.
-    cmd.arg(exe)
-        .env_remove("LD_LIBRARY_PATH")
-        .env_remove("HEISEN_SUMMARY")
-        .env("HEISEN_OUTPUT", output)
-        .env("TRANSPARENCY_OUT", lines)
-        .output()
-        .expect("mpiexec runs")
-}
+use common::{build, library, run, scratch};
 
 /// Every rank's lines, rank after rank.
 fn by_rank(lines: &Path, ranks: u32) -> Vec<String> {
@@ -168,4 +100,19 @@ fn blocking_every_mode_and_edge_case_on_2_ranks() {
 #[test]
 fn nonblocking_every_completion_call_on_2_ranks() {
     transparent("nonblocking", 2);
+}
+
+#[test]
+fn wildcard_master_worker_on_4_ranks() {
+    transparent("master_worker", 4);
+}
+
+#[test]
+fn wildcard_master_worker_on_3_ranks() {
+    transparent("master_worker", 3);
+}
+
+#[test]
+fn thread_multiple_on_2_ranks() {
+    transparent("threads", 2);
 }

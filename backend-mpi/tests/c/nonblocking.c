@@ -43,23 +43,25 @@ int main(int argc, char **argv) {
     for (int i = 0; i < 3; i++) MPI_Irecv(w[i], 16, MPI_INT, MPI_ANY_SOURCE, 10 + i, MPI_COMM_WORLD, &r[i]);
     MPI_Irecv(w[3], 16, MPI_INT, MPI_PROC_NULL, 13, MPI_COMM_WORLD, &r[3]);
     for (int i = 0; i < 3; i++) MPI_Send(v + i, 2 + i, MPI_INT, peer, 10 + i, MPI_COMM_WORLD);
-    int left = 4;
+    /* completion order depends on arrival: keep each request's status by
+     * its index and print them in index order */
+    MPI_Status by_index[4];
+    int left = 4, calls = 0;
     while (left > 0) {
         int idx;
         MPI_Waitany(4, r, &idx, &st[0]);
-        show_status("waitany", 0, &st[0], MPI_INT);
-        SAY("waitany index=%d", idx);
-        left--;
+        if (idx != MPI_UNDEFINED) { by_index[idx] = st[0]; left--; }
         if (left > 1) {
             int nout, idxs[N];
             MPI_Waitsome(4, r, &nout, idxs, st);
-            for (int j = 0; j < nout; j++) {
-                SAY("waitsome index=%d", idxs[j]);
-                show_status("waitsome", 0, &st[j], MPI_INT);
+            if (nout != MPI_UNDEFINED) {
+                for (int j = 0; j < nout; j++) by_index[idxs[j]] = st[j];
+                left -= nout;
             }
-            if (nout != MPI_UNDEFINED) left -= nout;
         }
+        calls++;
     }
+    for (int i = 0; i < 4; i++) show_status("any/some", 0, &by_index[i], MPI_INT);
     for (int i = 0; i < 4; i++) show_ints("any/some data", w[i], 5);
 
     /* 3: Test, Testall, Testany, Testsome, Request_get_status */
