@@ -31,6 +31,7 @@ pub fn at_finalize(m: &Mpi) {
     let summary = rt.summary();
     rt.set_summary(false);
     requests::at_finalize(rt);
+    crate::datatype::free_cached();
     let t = requests::table().figures();
     if t.overflow + t.lost > 0 {
         // R12: counted and reported (stderr carries problems only).

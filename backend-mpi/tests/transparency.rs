@@ -116,3 +116,8 @@ fn wildcard_master_worker_on_3_ranks() {
 fn thread_multiple_on_2_ranks() {
     transparent("threads", 2);
 }
+
+#[test]
+fn derived_types_reused_freed_and_replaced_on_2_ranks() {
+    transparent("datatypes", 2);
+}
