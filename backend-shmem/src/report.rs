@@ -178,7 +178,7 @@ pub(crate) fn write(rt: &Runtime) -> Result<PathBuf, String> {
             path.display()
         )
     })?;
-    if rt.config().summary {
+    if rt.summary() {
         eprint!("{}", summary(&report, &path));
     }
     Ok(path)

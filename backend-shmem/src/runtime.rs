@@ -191,6 +191,9 @@ pub struct Runtime {
     finished: AtomicBool,
     notes: Mutex<Vec<String>>,
     shared: AtomicBool,
+    /// Whether the report's summary goes to stderr (`HEISEN_SUMMARY`,
+    /// turned off by a backend where another process prints it).
+    summary: AtomicBool,
     /// The live monitor's table (R10), with `HEISEN_MONITOR=1`.
     monitor: Option<Monitor>,
 }
@@ -406,6 +409,7 @@ impl Runtime {
             finished: AtomicBool::new(false),
             notes: Mutex::new(problems),
             shared: AtomicBool::new(false),
+            summary: AtomicBool::new(config.summary),
             monitor,
             config,
         }
@@ -529,6 +533,17 @@ impl Runtime {
             .clone()
             .unwrap_or_else(|| format!("heisen.{}.json", std::process::id()));
         self.config.output.join(name)
+    }
+
+    /// Whether the report's summary goes to stderr at the end.
+    pub fn summary(&self) -> bool {
+        self.summary.load(Ordering::Relaxed)
+    }
+
+    /// Turns the summary on stderr on or off (the MPI backend prints one
+    /// summary for the run, from rank 0, instead of one per process).
+    pub fn set_summary(&self, on: bool) {
+        self.summary.store(on, Ordering::Relaxed);
     }
 
     /// Adds a line to what is reported on stderr at exit (problems only).
