@@ -44,11 +44,11 @@ static uint32_t region_inside, region_run;
 
 enum { TAG_REQUEST = 1, TAG_WORK = 2, TAG_STOP = 3 };
 
-/* Steps of the dependent chain in `inside`: with 12 a call costs about
+/* Steps of the dependent chain in `inside`: with 24 a call costs about
  * what heisen's enter and exit around it cost, so the instrumented
  * workers take about twice as long. */
 #ifndef INSIDE_WORK
-#define INSIDE_WORK 12
+#define INSIDE_WORK 24
 #endif
 
 static uint64_t now_ns(void) {

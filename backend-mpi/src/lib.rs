@@ -37,9 +37,13 @@
 #![allow(clippy::not_unsafe_ptr_arg_deref)]
 // reason: the helpers pass the program's buffers and statuses to the MPI as the program did; their validity is the MPI call's contract
 
+pub mod align;
+pub mod collective;
+pub mod comm;
 pub mod datatype;
 pub mod merge;
 pub mod p2p;
+pub mod pcontrol;
 pub mod piggyback;
 pub mod region;
 pub mod report;

@@ -32,6 +32,9 @@ pub fn at_finalize(m: &Mpi) {
     rt.set_summary(false);
     requests::at_finalize(rt);
     let written = rt.finish();
+    if let Some(Ok(path)) = &written {
+        crate::collective::annotate_report(path);
+    }
     // SAFETY: the MPI is initialised and not finalized (we are in
     // MPI_Finalize's wrapper before PMPI_Finalize).
     unsafe {
@@ -79,6 +82,8 @@ pub fn merge(reports: &[Value]) -> Value {
     let mut regions = Vec::new();
     let mut locations = Vec::new();
     let mut runtimes = Vec::new();
+    // each rank's collectives and clock alignment (`collective`, `align`)
+    let mut figures = Vec::new();
     for report in reports {
         let mut map: HashMap<u64, u64> = HashMap::new();
         for r in report["regions"].as_array().into_iter().flatten() {
@@ -102,6 +107,7 @@ pub fn merge(reports: &[Value]) -> Value {
             locations.push(l);
         }
         runtimes.push(report["runtime"].clone());
+        figures.push(report["mpi"].clone());
     }
     let mut header = reports.first().map_or(Value::Null, |r| r["header"].clone());
     // The selected regions' ids, renumbered like the others.
@@ -118,7 +124,13 @@ pub fn merge(reports: &[Value]) -> Value {
         "header": header,
         "regions": regions,
         "locations": locations,
-        "mpi": {"ranks": reports.len(), "memory_bytes": memory, "runtimes": runtimes},
+        "mpi": {
+            "ranks": reports.len(),
+            "memory_bytes": memory,
+            "runtimes": runtimes,
+            "clock_error_ns": figures.iter().filter_map(|f| f["clock"]["error_ns"].as_u64()).max(),
+            "rank_figures": figures,
+        },
     })
 }
 
