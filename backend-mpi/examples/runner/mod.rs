@@ -48,10 +48,10 @@ pub(crate) fn mpicc(source: &str, exe: &Path, flags: &[String]) {
         .join(source);
     let out = Command::new("mpicc")
         .arg("-O2")
-        .args(flags)
         .arg(&src)
         .arg("-o")
         .arg(exe)
+        .args(flags) // libraries after the source that uses them
         .output()
         .expect("run mpicc");
     if !out.status.success() {
