@@ -603,6 +603,7 @@ pub unsafe fn nonblocking(
                         kind: Kind::Hook(Box::new(pending)),
                         persistent: false,
                         datatype: None,
+                        staged: None,
                     },
                 );
             }
@@ -759,20 +760,4 @@ nonblocking_collectives! {
     /// `MPI_Iexscan` (§6.12.12): prefix.
     MPI_Iexscan => PMPI_Iexscan(sb: *const V, rb: *mut V, count: c_int, datatype: T, op: MPI_Op,
         comm: MPI_Comm) on comm as Shape::Prefix;
-}
-
-/// Adds this rank's `mpi` object — its collectives' figures and its clock
-/// alignment (`align`) — to the rank report just written at `path`.
-pub fn annotate_report(path: &std::path::Path) {
-    let Ok(text) = std::fs::read_to_string(path) else {
-        return;
-    };
-    let Ok(mut report) = serde_json::from_str::<serde_json::Value>(&text) else {
-        return;
-    };
-    report["mpi"] = serde_json::json!({
-        "collectives": report_json(),
-        "clock": crate::align::report_json(),
-    });
-    let _ = std::fs::write(path, report.to_string() + "\n");
 }

@@ -22,7 +22,13 @@
 //! | [`status`] | fixing a status so the program sees its own counts (`fix`), `MPI_STATUS_IGNORE` handling |
 //! | [`requests`] | the fixed-capacity request → record table and the merge at completion; [`requests::Completion`] lets other modules (nonblocking collectives) register requests that complete through the same `Wait*`/`Test*` wrappers |
 //! | [`merge`] | a send's release (`merge::release`) and the merge of what a completion received (`merge::begin`, `merge::received`), with R12's comm records and R11's reorderings |
-//! | [`p2p`] | point-to-point wrappers, one generic per call shape |
+//! | [`p2p`] | blocking point-to-point wrappers, one generic per call shape, and `send_joined`/`recv_joined` |
+//! | [`nonblocking`] | `Isend` …, `Send_init` …, `Irecv`, `Recv_init`, `Imrecv`: the record in the request's slot |
+//! | [`completion`] | `Wait*`, `Test*`: finish what completed, merge, put back the rest |
+//! | [`persistent`] | `Start`, `Startall`, `Request_free`, `Request_get_status` |
+//! | [`exchange`] | `Sendrecv`, `Sendrecv_replace` |
+//! | [`probe`] | `Probe`, `Iprobe`, `Mprobe`, `Improbe`: fixed statuses |
+//! | [`bsend`] | `Buffer_attach`/`_detach`: room for the records of buffered sends |
 //! | [`report`] | each rank's report at `MPI_Finalize`, rank 0's merged run report and summary |
 //!
 //! Collectives, communicators, clock alignment and `MPI_Pcontrol` live in
@@ -38,13 +44,19 @@
 // reason: the helpers pass the program's buffers and statuses to the MPI as the program did; their validity is the MPI call's contract
 
 pub mod align;
+pub mod bsend;
 pub mod collective;
 pub mod comm;
+pub mod completion;
 pub mod datatype;
+pub mod exchange;
 pub mod merge;
+pub mod nonblocking;
 pub mod p2p;
 pub mod pcontrol;
+pub mod persistent;
 pub mod piggyback;
+pub mod probe;
 pub mod region;
 pub mod report;
 pub mod requests;

@@ -83,12 +83,12 @@ pub fn send_joined(
             return rc;
         }
     }
-    match datatype::joined(wire.as_ptr(), buf, count, datatype) {
+    match datatype::joined_cached(wire.as_ptr(), buf, count, datatype) {
         Ok(t) => {
             // SAFETY: the joined type addresses the record and the
             // program's buffer absolutely, from MPI_BOTTOM.
-            let rc = unsafe { f(sys::bottom(), 1, t, dest, tag, comm) };
-            datatype::free(t);
+            let rc = unsafe { f(sys::bottom(), 1, t.datatype, dest, tag, comm) };
+            t.done();
             rc
         }
         Err(rc) => rc,
@@ -115,7 +115,10 @@ pub fn recv_joined(
                 sys::byte(),
                 status,
             );
-            if delivered(rc)
+            // A truncated message: what the MPI wrote is its own business
+            // (MPICH over UCX writes nothing); the staging buffer's bytes
+            // are not the message's, so nothing is copied or merged.
+            if rc == sys::success()
                 && let Some(got) = status::wire_bytes(status).filter(|&g| g >= LEN)
             {
                 wire.copy_from_slice(&stage[..LEN]);
@@ -141,10 +144,10 @@ pub fn recv_joined(
     let Some(call) = call else {
         return sys::err_intern();
     };
-    match datatype::joined(wire.as_ptr(), buf, count, datatype) {
+    match datatype::joined_cached(wire.as_ptr(), buf, count, datatype) {
         Ok(t) => {
-            let rc = call(sys::bottom(), 1, t, status);
-            datatype::free(t);
+            let rc = call(sys::bottom(), 1, t.datatype, status);
+            t.done();
             rc
         }
         Err(rc) => rc,
@@ -168,12 +171,13 @@ fn blocking_send(
         return unsafe { f(buf, count, datatype, dest, tag, comm) };
     };
     region::call(region, || {
-        let mut wire = piggyback::blank();
-        merge::release(m, &mut wire);
-        let begin = merge::now();
-        let rc = send_joined(f, &wire, buf, count, datatype, dest, tag, comm);
-        merge::sent(region.id(), dest, payload_bytes(count, datatype), begin);
-        rc
+        datatype::with_record(Side::Send, |wire| {
+            merge::release(m, wire);
+            let begin = merge::now();
+            let rc = send_joined(f, wire, buf, count, datatype, dest, tag, comm);
+            merge::sent(region.id(), dest, payload_bytes(count, datatype), begin);
+            rc
+        })
     })
 }
 
@@ -227,25 +231,27 @@ fn blocking_recv(
     region::call(region, || {
         let mut scratch = sys::empty_status();
         let status = status::or_scratch(user_status, &mut scratch);
-        let mut wire = piggyback::blank();
-        let begin = merge::begin(m);
-        let rc = recv_joined(&mut wire, buf, count, datatype, status, call);
-        if delivered(rc)
-            && let Some(bytes) = status::fix(status)
-            && let Some(begin) = begin
-        {
-            // SAFETY: the MPI wrote the status.
-            let source = unsafe { (*status).MPI_SOURCE };
-            let message = Received {
-                record: merge::record_of(&wire),
-                site: region.id(),
-                wildcard,
-                bytes,
-                source,
-            };
-            merge::received(m, begin, &[message]);
-        }
-        rc
+        datatype::with_record(Side::Receive, |wire| {
+            *wire = piggyback::blank();
+            let begin = merge::begin(m);
+            let rc = recv_joined(wire, buf, count, datatype, status, call);
+            if delivered(rc)
+                && let Some(bytes) = status::fix(status)
+                && let Some(begin) = begin
+            {
+                // SAFETY: the MPI wrote the status.
+                let source = unsafe { (*status).MPI_SOURCE };
+                let message = Received {
+                    record: merge::record_of(wire),
+                    site: region.id(),
+                    wildcard,
+                    bytes,
+                    source,
+                };
+                merge::received(m, begin, &[message]);
+            }
+            rc
+        })
     })
 }
 

@@ -42,14 +42,18 @@ impl Named {
 
 /// Runs `f` inside region `region` on the calling thread's location. The
 /// enter and exit are skipped where the thread is not measured; `f` runs
-/// either way. The region's call site is the region itself: an exported
+/// either way. A panic in `f` never crosses the MPI boundary: the run is
+/// aborted with a message naming the call (`setup::fatal`). The region's call site is the region itself: an exported
 /// wrapper cannot cheaply see its caller's address.
 #[inline]
 pub fn call<R>(region: &'static Named, f: impl FnOnce() -> R) -> R {
     let id = region.id();
     let entered = id != NO_REGION
         && crate::setup::guarded(|| with_current(|s| s.enter(id, id)).is_some()).unwrap_or(false);
-    let result = f();
+    let result = match std::panic::catch_unwind(core::panic::AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(_) => crate::setup::fatal(region.name()),
+    };
     if entered {
         crate::setup::guarded(|| with_current(|s| s.exit(id)));
     }

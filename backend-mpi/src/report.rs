@@ -31,9 +31,19 @@ pub fn at_finalize(m: &Mpi) {
     let summary = rt.summary();
     rt.set_summary(false);
     requests::at_finalize(rt);
+    crate::datatype::free_cached();
+    let t = requests::table().figures();
+    if t.overflow + t.lost > 0 {
+        // R12: counted and reported (stderr carries problems only).
+        rt.note(format!(
+            "{} point-to-point operations beyond the request table of {} ran unmeasured",
+            t.overflow + t.lost,
+            t.capacity
+        ));
+    }
     let written = rt.finish();
     if let Some(Ok(path)) = &written {
-        crate::collective::annotate_report(path);
+        add_mpi_figures(path, m);
     }
     // SAFETY: the MPI is initialised and not finalized (we are in
     // MPI_Finalize's wrapper before PMPI_Finalize).
@@ -59,6 +69,39 @@ pub fn at_finalize(m: &Mpi) {
     }
 }
 
+/// Adds this rank's MPI figures to its report: rank, size, merge form,
+/// and the request table's capacity, peak, overflow and memory (R12).
+fn add_mpi_figures(path: &Path, m: &Mpi) {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return;
+    };
+    let Ok(mut report) = serde_json::from_str::<Value>(&text) else {
+        return;
+    };
+    let t = requests::table().figures();
+    report["mpi"] = json!({
+        "rank": m.rank,
+        "size": m.size,
+        "form": match m.form {
+            heisen_core::Form::DelayOnly => "delay-only",
+            heisen_core::Form::Timestamped => "timestamped",
+        },
+        "requests": {
+            "capacity": t.capacity,
+            "peak": t.peak,
+            "overflow": t.overflow,
+            "lost": t.lost,
+            "memory_bytes": t.memory_bytes,
+        },
+        "memory_bytes": t.memory_bytes as u64
+            + report["runtime"]["memory_bytes"].as_u64().unwrap_or(0),
+        // the collectives' extra exchanges and the clock alignment
+        "collectives": crate::collective::report_json(),
+        "clock": crate::align::report_json(),
+    });
+    let _ = std::fs::write(path, report.to_string() + "\n");
+}
+
 /// Merges the rank reports `heisen.rank0.json` … in `dir` into one run
 /// report: rank 0's header, the union of region names (ids renumbered
 /// through the names), every location, and an `mpi` object with each
@@ -82,8 +125,6 @@ pub fn merge(reports: &[Value]) -> Value {
     let mut regions = Vec::new();
     let mut locations = Vec::new();
     let mut runtimes = Vec::new();
-    // each rank's collectives and clock alignment (`collective`, `align`)
-    let mut figures = Vec::new();
     for report in reports {
         let mut map: HashMap<u64, u64> = HashMap::new();
         for r in report["regions"].as_array().into_iter().flatten() {
@@ -106,8 +147,7 @@ pub fn merge(reports: &[Value]) -> Value {
             }
             locations.push(l);
         }
-        runtimes.push(report["runtime"].clone());
-        figures.push(report["mpi"].clone());
+        runtimes.push(json!({"runtime": report["runtime"], "mpi": report["mpi"]}));
     }
     let mut header = reports.first().map_or(Value::Null, |r| r["header"].clone());
     // The selected regions' ids, renumbered like the others.
@@ -116,9 +156,14 @@ pub fn merge(reports: &[Value]) -> Value {
             s["id"] = json!(new);
         }
     }
+    // Each rank's memory: the runtime's tables and the request table (R12).
     let memory: u64 = runtimes
         .iter()
-        .filter_map(|r| r["memory_bytes"].as_u64())
+        .filter_map(|r| {
+            r["mpi"]["memory_bytes"]
+                .as_u64()
+                .or(r["runtime"]["memory_bytes"].as_u64())
+        })
         .sum();
     json!({
         "header": header,
@@ -127,9 +172,9 @@ pub fn merge(reports: &[Value]) -> Value {
         "mpi": {
             "ranks": reports.len(),
             "memory_bytes": memory,
-            "runtimes": runtimes,
-            "clock_error_ns": figures.iter().filter_map(|f| f["clock"]["error_ns"].as_u64()).max(),
-            "rank_figures": figures,
+            // the largest residual clock alignment error of any rank (`align`)
+            "clock_error_ns": reports.iter().filter_map(|r| r["mpi"]["clock"]["error_ns"].as_u64()).max(),
+            "ranks_detail": runtimes,
         },
     })
 }

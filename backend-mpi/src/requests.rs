@@ -25,6 +25,13 @@ use crate::sys::{self, MPI_Datatype, MPI_Request, MPI_Status};
 /// Pending requests heisen tracks at once per process.
 pub const CAPACITY: usize = 4096;
 
+/// Staging buffers for small contiguous nonblocking messages (record and
+/// data copied together, no struct type; `datatype`).
+pub const STAGES: usize = 64;
+
+/// Bytes of one staging buffer.
+pub const STAGE_BYTES: usize = LEN + crate::datatype::STAGE;
+
 /// Requests freed by the program while active (`MPI_Request_free`) that
 /// heisen completes later, at most.
 pub const ORPHANS: usize = 256;
@@ -71,6 +78,19 @@ pub struct Entry {
     /// A struct type heisen made for it that lives as long as the request
     /// (persistent requests).
     pub datatype: Option<MPI_Datatype>,
+    /// The staging buffer its record and data travel in, if staged.
+    pub staged: Option<Staged>,
+}
+
+/// A staged nonblocking message: record and data in a staging buffer.
+#[derive(Clone, Copy, Debug)]
+pub struct Staged {
+    /// The staging buffer's index.
+    pub stage: u16,
+    /// The program's receive buffer (null for a send).
+    pub buf: *mut core::ffi::c_void,
+    /// Bytes the program's buffer holds (0 for a send).
+    pub bytes: usize,
 }
 
 // SAFETY: MPI datatype handles are plain values the MPI lets any thread
@@ -91,6 +111,7 @@ struct Inner {
     free: heapless::Vec<u16, CAPACITY>,
     entries: Box<[Option<Entry>]>,
     orphans: heapless::Vec<(MPI_Request, u16), ORPHANS>,
+    stages_free: heapless::Vec<u16, STAGES>,
     peak: usize,
     overflow: u64,
     lost: u64,
@@ -101,6 +122,7 @@ pub struct Table {
     inner: Mutex<Inner>,
     wires: Box<[UnsafeCell<Wire>]>,
     scratch: UnsafeCell<Wire>,
+    stages: Box<[UnsafeCell<u8>]>,
 }
 
 // SAFETY: `inner` is behind a mutex; a wire is written by the MPI and read
@@ -124,6 +146,7 @@ pub fn table() -> &'static Table {
             free: (0..CAPACITY as u16).rev().collect(),
             entries: (0..CAPACITY).map(|_| None).collect(),
             orphans: heapless::Vec::new(),
+            stages_free: (0..STAGES as u16).rev().collect(),
             peak: 0,
             overflow: 0,
             lost: 0,
@@ -132,6 +155,9 @@ pub fn table() -> &'static Table {
             .map(|_| UnsafeCell::new(piggyback::blank()))
             .collect(),
         scratch: UnsafeCell::new(piggyback::blank()),
+        stages: (0..STAGES * STAGE_BYTES)
+            .map(|_| UnsafeCell::new(0))
+            .collect(),
     })
 }
 
@@ -154,6 +180,34 @@ impl Table {
         let used = CAPACITY - inner.free.len();
         inner.peak = inner.peak.max(used);
         Some((index, self.wires[usize::from(index)].get().cast()))
+    }
+
+    /// Reserves a staging buffer: its index and memory (`STAGE_BYTES`).
+    pub fn reserve_stage(&self) -> Option<(u16, *mut u8)> {
+        let index = self.lock().stages_free.pop()?;
+        Some((index, self.stage(index)))
+    }
+
+    /// The memory of staging buffer `index`.
+    pub fn stage(&self, index: u16) -> *mut u8 {
+        self.stages[usize::from(index) * STAGE_BYTES].get()
+    }
+
+    /// Gives back a staging buffer.
+    pub fn release_stage(&self, index: u16) {
+        let _ = self.lock().stages_free.push(index);
+    }
+
+    /// Gives back everything a finished request held: its struct type, its
+    /// staging buffer, its slot.
+    pub fn release_entry(&self, index: u16, entry: Entry) {
+        free_datatype(entry.datatype);
+        let mut inner = self.lock();
+        if let Some(s) = entry.staged {
+            let _ = inner.stages_free.push(s.stage);
+        }
+        inner.entries[usize::from(index)] = None;
+        let _ = inner.free.push(index);
     }
 
     /// Memory a receive writes its record to when it has no slot: never
@@ -232,7 +286,8 @@ impl Table {
             overflow: inner.overflow,
             lost: inner.lost,
             memory_bytes: core::mem::size_of::<Inner>()
-                + CAPACITY * (LEN + core::mem::size_of::<Option<Entry>>()),
+                + CAPACITY * (LEN + core::mem::size_of::<Option<Entry>>())
+                + STAGES * STAGE_BYTES,
         }
     }
 }
@@ -249,6 +304,9 @@ fn sweep(inner: &mut Inner) {
         if flag != 0 {
             if let Some(entry) = inner.entries[usize::from(index)].take() {
                 free_datatype(entry.datatype);
+                if let Some(s) = entry.staged {
+                    let _ = inner.stages_free.push(s.stage);
+                }
                 if entry.persistent && request != sys::request_null() {
                     // SAFETY: the persistent request is inactive now.
                     unsafe { sys::PMPI_Request_free(&mut request) };
@@ -286,9 +344,22 @@ pub struct Figures {
     pub memory_bytes: usize,
 }
 
-/// Before the report at `MPI_Finalize`: completes what orphans are done.
+/// Before the report at `MPI_Finalize`: completes the orphans that are
+/// done and frees the others, as the program's `MPI_Request_free` would
+/// have (the MPI completes them before it finalizes).
 pub fn at_finalize(_rt: &Runtime) {
     let t = table();
     let mut inner = t.lock();
     sweep(&mut inner);
+    while let Some((mut request, index)) = inner.orphans.pop() {
+        if let Some(entry) = inner.entries[usize::from(index)].take() {
+            free_datatype(entry.datatype);
+            if let Some(s) = entry.staged {
+                let _ = inner.stages_free.push(s.stage);
+            }
+        }
+        // SAFETY: a live request heisen kept for the program, which freed it.
+        unsafe { sys::PMPI_Request_free(&mut request) };
+        let _ = inner.free.push(index);
+    }
 }

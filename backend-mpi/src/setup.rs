@@ -169,6 +169,21 @@ pub fn guarded<R>(f: impl FnOnce() -> R) -> Option<R> {
     std::panic::catch_unwind(core::panic::AssertUnwindSafe(f)).ok()
 }
 
+/// Ends the run after heisen's own code failed inside `call`: whether the
+/// program's call happened cannot be known, so going on could change what
+/// the program computes. Says so on stderr and aborts every rank.
+#[cold]
+pub fn fatal(call: &str) -> ! {
+    eprintln!(
+        "heisen: internal error in the {call} wrapper; aborting the run (set HEISEN_DISABLE=1 to run without heisen)"
+    );
+    // SAFETY: MPI_Abort may be called at any time after init.
+    unsafe {
+        sys::PMPI_Abort(sys::comm_world(), 70);
+    }
+    std::process::abort()
+}
+
 /// `MPI_Init` (MPI-4.0 §11.2.1).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn MPI_Init(argc: *mut c_int, argv: *mut *mut *mut c_char) -> c_int {

@@ -18,6 +18,20 @@ unsafe extern "C" {
     static HEISEN_MPI_COMBINER_NAMED: c_int;
     static HEISEN_MPI_BSEND_OVERHEAD: c_int;
     static HEISEN_MPI_UNDEFINED: c_int;
+    static HEISEN_MPI_ERR_IN_STATUS: c_int;
+    static HEISEN_MPI_ERR_PENDING: c_int;
+}
+
+/// `MPI_ERR_IN_STATUS`: a multiple completion's errors are in its statuses.
+#[inline]
+pub fn err_in_status() -> c_int {
+    unsafe { HEISEN_MPI_ERR_IN_STATUS }
+}
+
+/// `MPI_ERR_PENDING`: that request did not complete.
+#[inline]
+pub fn err_pending() -> c_int {
+    unsafe { HEISEN_MPI_ERR_PENDING }
 }
 
 // SAFETY (every accessor below): the shim's constants are initialised

@@ -303,6 +303,46 @@ fn collectives_are_transparent_and_merged_on_2_to_4_ranks() {
 }
 
 #[test]
+fn communicators_are_transparent_and_merged_on_2_to_4_ranks() {
+    let exe = c_program("comm.c");
+    for ranks in 2..=4 {
+        let (text, reports) = same_output(&exe, ranks, "comm", &[]);
+        assert!(text.contains(" 0 failed checks"), "{text}");
+        for (r, report) in reports.ranks.iter().enumerate() {
+            let what = format!("comm rank {r} of {ranks}");
+            let names = region_names(report);
+            for region in [
+                "MPI_Comm_dup",
+                "MPI_Comm_dup_with_info",
+                "MPI_Comm_split",
+                "MPI_Comm_split_type",
+                "MPI_Comm_create",
+                "MPI_Comm_free",
+                "MPI_Intercomm_create",
+                "MPI_Intercomm_merge",
+            ] {
+                assert!(
+                    names.iter().any(|n| n == region),
+                    "{what}: no {region} in {names:?}"
+                );
+            }
+            compensated_not_above_measured(report, &what);
+            let coll = &mpi(report)["collectives"];
+            // 200 splits in the churn alone, each merged
+            assert!(
+                coll["merges"].as_u64().expect("merges") >= 200,
+                "{what}: {coll}"
+            );
+            // collectives on the intercommunicator are regions only
+            assert!(
+                coll["unmerged"].as_u64().expect("unmerged") >= 2,
+                "{what}: {coll}"
+            );
+        }
+    }
+}
+
+#[test]
 fn pcontrol_is_transparent_and_starts_and_stops_the_path() {
     let exe = c_program("pcontrol.c");
     for ranks in [2, 3] {

@@ -5,102 +5,32 @@
 //! is printed besides the program's own output, and every rank's report
 //! and the merged run report are written.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-use std::sync::Mutex;
+mod common;
 
-/// One mpiexec at a time: the machine has two cores and MPICH's ranks
-/// busy-poll.
-static RUNS: Mutex<()> = Mutex::new(());
+use std::path::Path;
 
-fn require(tool: &str) {
-    let found = Command::new(tool).arg("--version").output().is_ok()
-        || Command::new(tool).arg("-show").output().is_ok();
-    assert!(
-        found,
-        "`{tool}` not found: the MPI tests need MPICH (Debian: apt-get install mpich libmpich-dev); \
-         `scripts/test` installs it"
-    );
-}
+use common::{build, library, run, scratch};
 
-/// The interposer cargo built for this test (`<target>/<profile>/deps`).
-fn library() -> PathBuf {
-    let exe = std::env::current_exe().expect("test executable path");
-    let deps = exe.parent().expect("deps directory");
-    let lib = deps.join("libheisen_mpi.so");
-    assert!(lib.exists(), "{} not built", lib.display());
-    lib
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("heisen-mpi-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("scratch directory");
-    dir
-}
-
-/// Builds `tests/c/<name>.c` into `dir`.
-fn build(name: &str, dir: &Path) -> PathBuf {
-    require("mpicc");
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/c/{name}.c"));
-    let exe = dir.join(name);
-    let out = Command::new("mpicc")
-        .args(["-O1", "-Wall", "-pthread", "-o"])
-        .arg(&exe)
-        .arg(&src)
-        .output()
-        .expect("mpicc runs");
-    assert!(
-        out.status.success(),
-        "mpicc {}: {}",
-        src.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    exe
-}
-
-/// Runs `exe` on `ranks` ranks, preloading the interposer or not.
-fn run(exe: &Path, ranks: u32, preload: Option<&Path>, output: &Path) -> Output {
-    require("mpiexec");
-    let _one = RUNS.lock().unwrap_or_else(|p| p.into_inner());
-    let mut cmd = Command::new("mpiexec");
-    cmd.arg("-n").arg(ranks.to_string());
-    if let Some(lib) = preload {
-        cmd.arg("-genv").arg("LD_PRELOAD").arg(lib);
-    }
-    // cargo's LD_LIBRARY_PATH would put stale copies of libraries first.
-    cmd.arg(exe)
-        .env_remove("LD_LIBRARY_PATH")
-        .env_remove("HEISEN_SUMMARY")
-        .env("HEISEN_OUTPUT", output)
-        .output()
-        .expect("mpiexec runs")
-}
-
-/// The output grouped by rank (each line starts `r<rank> `), each rank's
-/// lines in their order.
-fn by_rank(out: &[u8]) -> Vec<String> {
-    let text = String::from_utf8_lossy(out);
-    let mut lines: Vec<(String, usize, String)> = text
-        .lines()
-        .enumerate()
-        .map(|(i, l)| {
-            (
-                l.split(' ').next().unwrap_or("").to_owned(),
-                i,
-                l.to_owned(),
-            )
+/// Every rank's lines, rank after rank.
+fn by_rank(lines: &Path, ranks: u32) -> Vec<String> {
+    (0..ranks)
+        .flat_map(|r| {
+            let path = lines.join(format!("r{r}.txt"));
+            let text = std::fs::read_to_string(&path).unwrap_or_default();
+            text.lines().map(str::to_owned).collect::<Vec<_>>()
         })
-        .collect();
-    lines.sort();
-    lines.into_iter().map(|(_, _, l)| l).collect()
+        .collect()
 }
 
 /// Runs `name` both ways on `ranks` ranks and compares.
 fn transparent(name: &str, ranks: u32) {
     let dir = scratch(&format!("{name}-{ranks}"));
     let exe = build(name, &dir);
-    let plain = run(&exe, ranks, None, &dir);
+    let (plain_lines, measured_lines) = (dir.join("plain"), dir.join("measured"));
+    for d in [&plain_lines, &measured_lines] {
+        std::fs::create_dir_all(d).expect("lines directory");
+    }
+    let plain = run(&exe, ranks, None, &plain_lines, &dir);
     assert!(
         plain.status.success(),
         "{name} without heisen failed: {}",
@@ -108,7 +38,7 @@ fn transparent(name: &str, ranks: u32) {
     );
     let reports = dir.join("reports");
     std::fs::create_dir_all(&reports).expect("report directory");
-    let measured = run(&exe, ranks, Some(&library()), &reports);
+    let measured = run(&exe, ranks, Some(&library()), &measured_lines, &reports);
     assert!(
         measured.status.success(),
         "{name} with heisen failed: {}\n{}",
@@ -120,7 +50,15 @@ fn transparent(name: &str, ranks: u32) {
         "",
         "heisen printed on stderr"
     );
-    let (a, b) = (by_rank(&plain.stdout), by_rank(&measured.stdout));
+    assert_eq!(
+        String::from_utf8_lossy(&measured.stdout),
+        String::from_utf8_lossy(&plain.stdout),
+        "{name}: standard output differs"
+    );
+    let (a, b) = (
+        by_rank(&plain_lines, ranks),
+        by_rank(&measured_lines, ranks),
+    );
     assert!(!a.is_empty(), "{name} printed nothing");
     for (x, y) in a.iter().zip(&b) {
         assert_eq!(x, y, "{name} on {ranks} ranks: first difference");
@@ -152,4 +90,34 @@ fn check_reports(dir: &Path, ranks: u32) {
 #[test]
 fn basic_blocking_on_2_ranks() {
     transparent("basic", 2);
+}
+
+#[test]
+fn blocking_every_mode_and_edge_case_on_2_ranks() {
+    transparent("blocking", 2);
+}
+
+#[test]
+fn nonblocking_every_completion_call_on_2_ranks() {
+    transparent("nonblocking", 2);
+}
+
+#[test]
+fn wildcard_master_worker_on_4_ranks() {
+    transparent("master_worker", 4);
+}
+
+#[test]
+fn wildcard_master_worker_on_3_ranks() {
+    transparent("master_worker", 3);
+}
+
+#[test]
+fn thread_multiple_on_2_ranks() {
+    transparent("threads", 2);
+}
+
+#[test]
+fn derived_types_reused_freed_and_replaced_on_2_ranks() {
+    transparent("datatypes", 2);
 }

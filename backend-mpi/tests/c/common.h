@@ -1,5 +1,6 @@
-/* Shared by the transparency programs: every line a rank prints starts
- * with "r<rank> " so the test can group the interleaved output by rank.
+/* Shared by the transparency programs: each rank writes its lines to
+ * $TRANSPARENCY_OUT/r<rank>.txt (stdout when unset), so the test compares
+ * rank by rank whatever order mpiexec forwards output in.
  * Programs print what they received and every status field (source, tag,
  * error class, Get_count, Get_elements), never times or addresses. */
 #include <mpi.h>
@@ -8,8 +9,9 @@
 #include <string.h>
 
 static int me, np;
+static FILE *out;
 
-#define SAY(...) do { printf("r%d ", me); printf(__VA_ARGS__); printf("\n"); fflush(stdout); } while (0)
+#define SAY(...) do { fprintf(out, "r%d ", me); fprintf(out, __VA_ARGS__); fprintf(out, "\n"); fflush(out); } while (0)
 
 static int error_class(int rc) {
     int c = rc;
@@ -38,4 +40,12 @@ static void start(int *argc, char ***argv) {
     MPI_Init(argc, argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &np);
+    out = stdout;
+    const char *dir = getenv("TRANSPARENCY_OUT");
+    if (dir) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/r%d.txt", dir, me);
+        out = fopen(path, "w");
+        if (!out) { perror(path); MPI_Abort(MPI_COMM_WORLD, 2); }
+    }
 }
