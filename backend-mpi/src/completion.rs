@@ -35,6 +35,9 @@ fn finish(
     let cancelled = status::cancelled(st);
     let Taken { index, entry } = taken;
     match &entry.kind {
+        Kind::Unmeasured if delivered(error) && !cancelled => {
+            status::fix(st);
+        }
         Kind::Recv { site, wildcard } if delivered(error) && !cancelled => {
             if let Some(bytes) = status::fix(st)
                 && let Some(record) = received_record(index, &entry, error, bytes)

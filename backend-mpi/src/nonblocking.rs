@@ -38,7 +38,7 @@ fn slot(fallback: *mut u8) -> (Option<u16>, *mut u8) {
 /// count, type, request)`; files the request.
 fn post(
     post: Post,
-    kind: impl FnOnce() -> Kind,
+    kind: impl Fn() -> Kind,
     wire: *mut u8,
     index: Option<u16>,
     buf: *const c_void,
@@ -73,6 +73,13 @@ fn post(
             table().insert(unsafe { *request }, i, entry);
         }
         Some(i) => table().release(i),
+        None if rc == sys::success() && matches!(kind(), Kind::Recv { .. }) => {
+            // SAFETY: the MPI wrote the request handle.
+            table().mark_unmeasured(unsafe { *request }, post == Post::Persistent);
+            if keep {
+                datatype::free(t);
+            }
+        }
         None => {
             if keep {
                 // A persistent request without a slot cannot free its

@@ -58,7 +58,9 @@ pub unsafe extern "C" fn MPI_Request_free(request: *mut MPI_Request) -> c_int {
         // SAFETY: the program's request.
         table().take(unsafe { *request })
     };
-    let Some(taken) = taken else {
+    // A request without record memory (posted beyond the table) needs
+    // nothing kept.
+    let Some(taken) = taken.filter(|t| t.index != crate::requests::NO_SLOT) else {
         // SAFETY: the program's argument, unchanged.
         return unsafe { sys::PMPI_Request_free(request) };
     };

@@ -41,6 +41,12 @@ pub fn at_finalize(m: &Mpi) {
             t.capacity
         ));
     }
+    if t.unfixed > 0 {
+        rt.note(format!(
+            "{} receives beyond every table: their statuses counted heisen's record too",
+            t.unfixed
+        ));
+    }
     let written = rt.finish();
     if let Some(Ok(path)) = &written {
         add_mpi_figures(path, m);
@@ -91,6 +97,7 @@ fn add_mpi_figures(path: &Path, m: &Mpi) {
             "peak": t.peak,
             "overflow": t.overflow,
             "lost": t.lost,
+            "unfixed": t.unfixed,
             "memory_bytes": t.memory_bytes,
         },
         "memory_bytes": t.memory_bytes as u64

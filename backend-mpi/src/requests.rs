@@ -66,7 +66,19 @@ pub enum Kind {
     },
     /// Another module's operation.
     Hook(Box<dyn Completion>),
+    /// A receive posted while the table was full: no record slot, no
+    /// merge, but its status must still be fixed (its message carries a
+    /// record). Its `Taken::index` is [`NO_SLOT`].
+    Unmeasured,
 }
+
+/// The slot index of an entry that has none ([`Kind::Unmeasured`]).
+pub const NO_SLOT: u16 = u16::MAX;
+
+/// Receives posted while the table was full whose statuses heisen still
+/// fixes, at most; beyond, a status shows the record's bytes too (counted
+/// as `unfixed`).
+pub const UNMEASURED: usize = 16384;
 
 /// One tracked request.
 #[derive(Debug)]
@@ -115,6 +127,8 @@ struct Inner {
     peak: usize,
     overflow: u64,
     lost: u64,
+    unmeasured: heapless::index_set::FnvIndexSet<u64, UNMEASURED>,
+    unfixed: u64,
 }
 
 /// The table.
@@ -150,6 +164,8 @@ pub fn table() -> &'static Table {
             peak: 0,
             overflow: 0,
             lost: 0,
+            unmeasured: heapless::index_set::FnvIndexSet::new(),
+            unfixed: 0,
         }),
         wires: (0..CAPACITY)
             .map(|_| UnsafeCell::new(piggyback::blank()))
@@ -202,6 +218,9 @@ impl Table {
     /// staging buffer, its slot.
     pub fn release_entry(&self, index: u16, entry: Entry) {
         free_datatype(entry.datatype);
+        if index == NO_SLOT {
+            return;
+        }
         let mut inner = self.lock();
         if let Some(s) = entry.staged {
             let _ = inner.stages_free.push(s.stage);
@@ -231,6 +250,9 @@ impl Table {
 
     /// Gives back a slot whose operation was never posted or is done.
     pub fn release(&self, index: u16) {
+        if index == NO_SLOT {
+            return;
+        }
         let mut inner = self.lock();
         inner.entries[usize::from(index)] = None;
         let _ = inner.free.push(index);
@@ -238,28 +260,33 @@ impl Table {
 
     /// Takes `request`'s entry out before a completion call.
     pub fn take(&self, request: MPI_Request) -> Option<Taken> {
-        let mut inner = self.lock();
-        let index = inner.map.remove(&sys::key(request))?;
-        let entry = inner.entries[usize::from(index)].take()?;
-        Some(Taken { index, entry })
+        take_from(&mut self.lock(), request)
     }
 
     /// Takes the entries of `requests` (see [`Table::take`]).
     pub fn take_all(&self, requests: &[MPI_Request]) -> Vec<Option<Taken>> {
         let mut inner = self.lock();
-        requests
-            .iter()
-            .map(|r| {
-                let index = inner.map.remove(&sys::key(*r))?;
-                let entry = inner.entries[usize::from(index)].take()?;
-                Some(Taken { index, entry })
-            })
-            .collect()
+        requests.iter().map(|r| take_from(&mut inner, *r)).collect()
+    }
+
+    /// Files a receive posted without a slot (the table was full): its
+    /// status will be fixed at completion (R12: counted when even this
+    /// set is full).
+    pub fn mark_unmeasured(&self, request: MPI_Request, persistent: bool) {
+        let mut inner = self.lock();
+        let key = sys::key(request) << 1 | u64::from(persistent);
+        if inner.unmeasured.insert(key).is_err() {
+            inner.unfixed += 1;
+        }
     }
 
     /// Puts an entry back under `request` (not completed, or persistent).
     pub fn put_back(&self, request: MPI_Request, taken: Taken) {
-        self.insert(request, taken.index, taken.entry);
+        if taken.index == NO_SLOT {
+            self.mark_unmeasured(request, taken.entry.persistent);
+        } else {
+            self.insert(request, taken.index, taken.entry);
+        }
     }
 
     /// Keeps a request the program freed while active; heisen completes it
@@ -285,11 +312,37 @@ impl Table {
             peak: inner.peak,
             overflow: inner.overflow,
             lost: inner.lost,
+            unfixed: inner.unfixed,
             memory_bytes: core::mem::size_of::<Inner>()
                 + CAPACITY * (LEN + core::mem::size_of::<Option<Entry>>())
                 + STAGES * STAGE_BYTES,
         }
     }
+}
+
+/// Takes `request`'s entry, or its unmeasured mark, out of the table.
+fn take_from(inner: &mut Inner, request: MPI_Request) -> Option<Taken> {
+    let key = sys::key(request);
+    if let Some(index) = inner.map.remove(&key) {
+        let entry = inner.entries[usize::from(index)].take()?;
+        return Some(Taken { index, entry });
+    }
+    if inner.unmeasured.is_empty() {
+        return None;
+    }
+    let persistent = inner.unmeasured.remove(&(key << 1 | 1));
+    if !persistent && !inner.unmeasured.remove(&(key << 1)) {
+        return None;
+    }
+    Some(Taken {
+        index: NO_SLOT,
+        entry: Entry {
+            kind: Kind::Unmeasured,
+            persistent,
+            datatype: None,
+            staged: None,
+        },
+    })
 }
 
 /// Completes the orphaned requests that are done and frees their slots.
@@ -340,6 +393,9 @@ pub struct Figures {
     /// Requests freed while active beyond [`ORPHANS`]: their slots stayed
     /// reserved.
     pub lost: u64,
+    /// Receives beyond the table and beyond [`UNMEASURED`]: their statuses
+    /// count the record's bytes too.
+    pub unfixed: u64,
     /// Bytes the table takes.
     pub memory_bytes: usize,
 }

@@ -83,3 +83,35 @@ fn delay_only_form_and_one_summary_from_rank_0() {
     assert_eq!(headers, 1, "one summary, from rank 0:\n{stderr}");
     assert!(stderr.contains("critical path"), "{stderr}");
 }
+
+#[test]
+fn requests_beyond_the_table_run_unmeasured_and_are_counted() {
+    let dir = scratch("reports-overflow");
+    let exe = build("overflow", &dir);
+    let (plain, measured) = (dir.join("plain"), dir.join("measured"));
+    for d in [&plain, &measured] {
+        std::fs::create_dir_all(d).expect("directory");
+    }
+    let without = run_with(&exe, 2, None, &plain, &plain, &[], &[]);
+    assert!(without.status.success());
+    let with = run_with(&exe, 2, Some(&library()), &measured, &measured, &[], &[]);
+    assert!(
+        with.status.success(),
+        "{}",
+        String::from_utf8_lossy(&with.stderr)
+    );
+    let line = |d: &Path| std::fs::read_to_string(d.join("r0.txt")).expect("rank 0 output");
+    assert_eq!(line(&plain), line(&measured));
+    assert!(line(&measured).contains("bad statuses 0"));
+    let text = std::fs::read_to_string(measured.join("heisen.rank0.json")).expect("report");
+    let report: Value = serde_json::from_str(&text).expect("JSON");
+    let requests = &report["mpi"]["requests"];
+    let capacity = requests["capacity"].as_u64().expect("capacity");
+    // 5000 receives: the staging pool's and the table's slots are taken
+    // (a staged receive holds a slot too), the rest overflow.
+    assert_eq!(requests["peak"].as_u64(), Some(capacity));
+    assert_eq!(requests["overflow"].as_u64(), Some(5000 - capacity));
+    // R12: counted, and said on stderr (a problem, not a summary).
+    let stderr = String::from_utf8_lossy(&with.stderr);
+    assert!(stderr.contains("beyond the request table"), "{stderr}");
+}
