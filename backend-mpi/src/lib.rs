@@ -43,13 +43,17 @@
 #![allow(clippy::not_unsafe_ptr_arg_deref)]
 // reason: the helpers pass the program's buffers and statuses to the MPI as the program did; their validity is the MPI call's contract
 
+pub mod align;
 pub mod bsend;
+pub mod collective;
+pub mod comm;
 pub mod completion;
 pub mod datatype;
 pub mod exchange;
 pub mod merge;
 pub mod nonblocking;
 pub mod p2p;
+pub mod pcontrol;
 pub mod persistent;
 pub mod piggyback;
 pub mod probe;

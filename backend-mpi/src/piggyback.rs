@@ -20,6 +20,10 @@ pub const fn blank() -> Wire {
 /// Encodes `record` into `out`.
 #[inline]
 pub fn pack(record: &Record, out: &mut Wire) {
+    // across nodes, records travel in rank 0's time base (R5, `align`)
+    let mut record = *record;
+    crate::align::to_common(&mut record);
+    let record = &record;
     // The buffer is exactly a record long and K fits the encoding, so
     // encoding cannot fail; an error would leave the empty-record bytes.
     if record.encode(out).is_err() {
@@ -32,7 +36,10 @@ pub fn pack(record: &Record, out: &mut Wire) {
 /// receiver's state unchanged (R3, 003 §2.3 case 4).
 #[inline]
 pub fn unpack(bytes: &[u8]) -> Option<Record> {
-    Record::decode(bytes).ok()
+    Record::decode(bytes).ok().map(|mut r| {
+        crate::align::to_local(&mut r);
+        r
+    })
 }
 
 /// The encoded empty record: what a send carries when its thread is not

@@ -102,6 +102,9 @@ fn add_mpi_figures(path: &Path, m: &Mpi) {
         },
         "memory_bytes": t.memory_bytes as u64
             + report["runtime"]["memory_bytes"].as_u64().unwrap_or(0),
+        // the collectives' extra exchanges and the clock alignment
+        "collectives": crate::collective::report_json(),
+        "clock": crate::align::report_json(),
     });
     let _ = std::fs::write(path, report.to_string() + "\n");
 }
@@ -173,7 +176,13 @@ pub fn merge(reports: &[Value]) -> Value {
         "header": header,
         "regions": regions,
         "locations": locations,
-        "mpi": {"ranks": reports.len(), "memory_bytes": memory, "ranks_detail": runtimes},
+        "mpi": {
+            "ranks": reports.len(),
+            "memory_bytes": memory,
+            // the largest residual clock alignment error of any rank (`align`)
+            "clock_error_ns": reports.iter().filter_map(|r| r["mpi"]["clock"]["error_ns"].as_u64()).max(),
+            "ranks_detail": runtimes,
+        },
     })
 }
 

@@ -81,7 +81,8 @@ fn ensure_slow() -> Option<&'static Mpi> {
     if initialized == 0 || finalized != 0 {
         return None;
     }
-    let rt = heisen_shmem::runtime();
+    // CLOCK_MONOTONIC by default: the clock a node's processes share (R5)
+    let rt = crate::align::runtime();
     if rt.config().disabled {
         return None;
     }
@@ -111,6 +112,7 @@ fn set_up(rt: &'static Runtime) -> Mpi {
         complete: rt.action("mpi_complete"),
     };
     calibrate(rt, &actions);
+    crate::collective::calibrate(rt);
     Mpi {
         rank,
         size,
@@ -187,8 +189,11 @@ pub fn fatal(call: &str) -> ! {
 pub unsafe extern "C" fn MPI_Init(argc: *mut c_int, argv: *mut *mut *mut c_char) -> c_int {
     // SAFETY: the caller's arguments, passed on unchanged.
     let rc = unsafe { sys::PMPI_Init(argc, argv) };
-    if rc == sys::success() {
-        let _ = ensure();
+    if rc == sys::success()
+        && let Some(m) = ensure()
+    {
+        // every rank is here: the clock alignment's ping-pongs (R5)
+        guarded(|| crate::align::at_init(m.rank, m.size));
     }
     rc
 }
@@ -204,8 +209,11 @@ pub unsafe extern "C" fn MPI_Init_thread(
 ) -> c_int {
     // SAFETY: the caller's arguments, passed on unchanged.
     let rc = unsafe { sys::PMPI_Init_thread(argc, argv, required, provided) };
-    if rc == sys::success() {
-        let _ = ensure();
+    if rc == sys::success()
+        && let Some(m) = ensure()
+    {
+        // every rank is here: the clock alignment's ping-pongs (R5)
+        guarded(|| crate::align::at_init(m.rank, m.size));
     }
     rc
 }
@@ -215,6 +223,8 @@ pub unsafe extern "C" fn MPI_Init_thread(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn MPI_Finalize() -> c_int {
     if let Some(m) = ensure() {
+        guarded(crate::collective::at_finalize);
+        guarded(|| crate::align::at_finalize(m.rank, m.size));
         guarded(|| crate::report::at_finalize(m));
     }
     FINALIZED.store(true, Ordering::Release);
