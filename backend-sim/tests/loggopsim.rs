@@ -288,36 +288,45 @@ fn worked_examples_end_as_in_loggopsim() {
 /// instrumentation, so the delay-only form (R4) subtracts nothing.
 #[test]
 fn kernels_follow_every_rank_in_time_order() {
-    let (runs, params) = generated_runs("loggopsim_generated.txt");
+    let (generated, params) = generated_runs("loggopsim_generated.txt");
+    let (schedgen, schedgen_params) = directory_runs("schedgen", true);
+    let mut merges = 0;
+    for run in generated
+        .iter()
+        .filter(|r| r.params == "P0" || r.params == "P12")
+    {
+        merges += run_with_kernels(run, params[&run.params]);
+    }
+    for run in &schedgen {
+        merges += run_with_kernels(run, schedgen_params[&run.params]);
+    }
+    assert!(merges > 10_000, "only {merges} merges");
+}
+
+/// Runs `run` with kernels and a trace, checks what
+/// [`kernels_follow_every_rank_in_time_order`] says; returns its merges.
+fn run_with_kernels(run: &Run, p: LogGops) -> usize {
     let options = RunOptions {
         trace: true,
         ..RunOptions::TRUTH
     };
-    let mut merges = 0;
-    for run in runs
-        .iter()
-        .filter(|r| r.params == "P0" || r.params == "P12")
-    {
-        let graph = goal::load_graph(&run.name, &run.text).unwrap();
-        let network = Network::LogGops(params[&run.params]);
-        let r = run_graph_with(&graph, network, options)
-            .unwrap_or_else(|e| panic!("{} {}: {e}", run.name, run.params));
-        assert_eq!(r.ends, run.expected, "{} {}", run.name, run.params);
-        let estimates = r.estimates.expect("kernels ran");
-        for (rank, (e, &end)) in estimates.iter().zip(&r.ends).enumerate() {
-            // R4 without instrumentation: nothing to subtract. (R5 also
-            // removes waits longer than its contention-free transfer
-            // model, which LogGOPS's gaps and busy CPUs make: README,
-            // "Exact only without contention".)
-            assert_eq!(e.delay_only, end as i64, "{} rank {rank}", run.name);
-            assert_eq!((e.measured, e.overhead), (end, 0));
-        }
-        let trace = r.trace.expect("a trace");
-        merges += trace
-            .iter()
-            .filter(|t| t.what == heisen_sim::engine::TraceKind::Merge)
-            .count();
-        assert_eq!(r.reports.map(|x| x.len()), Some(r.ends.len()));
+    let graph = goal::load_graph(&run.name, &run.text).unwrap();
+    let r = run_graph_with(&graph, Network::LogGops(p), options)
+        .unwrap_or_else(|e| panic!("{} {}: {e}", run.name, run.params));
+    assert_eq!(r.ends, run.expected, "{} {}", run.name, run.params);
+    let estimates = r.estimates.expect("kernels ran");
+    for (rank, (e, &end)) in estimates.iter().zip(&r.ends).enumerate() {
+        // R4 without instrumentation: nothing to subtract. (R5 also
+        // removes waits longer than its contention-free transfer model,
+        // which LogGOPS's gaps and busy CPUs make: README, "Exact only
+        // without contention".)
+        assert_eq!(e.delay_only, end as i64, "{} rank {rank}", run.name);
+        assert_eq!((e.measured, e.overhead), (end, 0));
     }
-    assert!(merges > 10_000, "only {merges} merges");
+    assert_eq!(r.reports.map(|x| x.len()), Some(r.ends.len()));
+    let trace = r.trace.expect("a trace");
+    trace
+        .iter()
+        .filter(|t| t.what == heisen_sim::engine::TraceKind::Merge)
+        .count()
 }

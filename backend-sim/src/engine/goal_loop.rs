@@ -184,7 +184,7 @@ impl GoalRun<'_> {
         self.deps.take_fresh(self.g, &mut fresh);
         for &(op, earliest) in &fresh {
             let o = self.g.ops[op as usize];
-            let rank = self.g.rank_of[op as usize];
+            let rank = self.g.ops[op as usize].rank;
             let free = match o.kind {
                 OpKind::Send => self.hosts.send_free(rank, o.cpu, o.nic),
                 OpKind::Recv | OpKind::Calc => self.hosts.cpu_free(rank, o.cpu),
@@ -198,7 +198,7 @@ impl GoalRun<'_> {
     /// An operation's event at `t` (G6).
     fn operation(&mut self, op: u32, t: u64, stamp: u64) -> Result<(), SimError> {
         let o = self.g.ops[op as usize];
-        let rank = self.g.rank_of[op as usize];
+        let rank = self.g.ops[op as usize].rank;
         match o.kind {
             OpKind::Calc => {
                 let free = self.hosts.cpu_free(rank, o.cpu);
@@ -224,7 +224,7 @@ impl GoalRun<'_> {
     /// now (G6, G8).
     fn send(&mut self, op: u32, t: u64, stamp: u64) -> Result<(), SimError> {
         let o = self.g.ops[op as usize];
-        let rank = self.g.rank_of[op as usize];
+        let rank = self.g.ops[op as usize].rank;
         let free = self.hosts.send_free(rank, o.cpu, o.nic);
         if free > t {
             self.queue.push(Reverse((free, stamp, Event::Op(op))));
@@ -269,7 +269,7 @@ impl GoalRun<'_> {
     /// oldest unexpected message it matches (G6, G10).
     fn post(&mut self, op: u32, t: u64) -> Result<(), SimError> {
         let o = self.g.ops[op as usize];
-        let rank = self.g.rank_of[op as usize];
+        let rank = self.g.ops[op as usize].rank;
         self.deps.on_start(self.g, op, t);
         if let Some(k) = &mut self.kernels {
             k.on_post(rank, op, t, self.rendezvous);
