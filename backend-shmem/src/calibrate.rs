@@ -2,14 +2,19 @@
 //! back-to-back actions through the very code path a program takes, take
 //! the median over batches, and split each cost around its clock read.
 //!
-//! For regions (R1, 000 §2): the whole cost of an enter+exit pair is the
-//! time a loop of empty regions takes per iteration; the part inside the
-//! region's own interval is the measured inclusive time of the empty
-//! region (the enter's work after its clock read plus the exit's before
-//! its own). The rest falls in the parent's interval.
+//! For regions (R1, 000 §2, refined in situ as docs/rules.md says): the
+//! whole cost of an enter+exit pair made of calls the program cannot see
+//! into (C API, compiler hooks) is what it adds to a loop of generic work
+//! ([`work`]), the median over several work sizes ([`in_situ_cost`]); an
+//! inlined pair (the Rust API) is timed back to back;
+//! the part inside the region's own interval is the measured inclusive
+//! time of an empty region timed back to back (the enter's work after its
+//! clock read plus the exit's before its own). The rest falls in the
+//! parent's interval.
 
 use heisen_core::{Cost, Dependency};
 
+use crate::report::PairCalibration;
 use crate::runtime::{NO_REGION, Runtime};
 use crate::thread;
 
@@ -57,9 +62,110 @@ pub fn overhead(rt: &Runtime, mut op: impl FnMut(), mut baseline: impl FnMut()) 
     median(&mut diffs).max(0.0)
 }
 
+/// Sizes of the work kernel ([`work`], in steps of about 1.5 ns here)
+/// between two actions in the in-situ calibration ([`in_situ`]): from
+/// about as long as an action to several times longer.
+pub const WORK_STEPS: [u32; 4] = [32, 64, 128, 256];
+
+/// Iterations of one in-situ batch (fewer than [`ITERATIONS`]: each also
+/// runs the work kernel).
+pub const IN_SITU_ITERATIONS: usize = 300;
+
+/// A generic work kernel standing for a program's own code between two
+/// instrumentation actions (R1, in situ): `steps` rounds of a dependent
+/// multiply-xor chain reading a small table, in a loop the branch
+/// predictor follows, each call's chain independent of the previous one's
+/// (as consecutive calls of a program's small functions often are, so that
+/// the core overlaps them). It is not modelled on any one program: it
+/// keeps the core's out-of-order window, predictors and caches busy with
+/// code other than heisen's, as a program does.
+#[inline(never)]
+pub fn work(table: &mut [u64; 64], steps: u32) -> u64 {
+    let seed = table[63].wrapping_add(1);
+    table[63] = seed;
+    let mut x = seed;
+    for i in 0..u64::from(steps) {
+        x = (x ^ (x >> 7)).wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ table[(i & 31) as usize];
+    }
+    x
+}
+
+/// What `op` adds per call to code that runs [`work`] of `steps` steps
+/// between calls, in ns: alternating batches of [`IN_SITU_ITERATIONS`]
+/// iterations of `[work; op]` and of `[work; baseline]`, the median of the
+/// differences over [`BATCHES`] (`baseline` is nothing for a region pair,
+/// the plain operation for a wrapper). Unlike a back-to-back loop
+/// ([`per_call`]) this sees what the action costs the code around it: the
+/// overlap of independent work it prevents, the predictor and cache state
+/// it disturbs (the effects DESIGN §5 leaves unmodelled).
+pub fn in_situ(rt: &Runtime, steps: u32, mut op: impl FnMut(), mut baseline: impl FnMut()) -> f64 {
+    let mut table = [0u64; 64];
+    for (i, t) in (1u64..).zip(table.iter_mut()) {
+        *t = i.wrapping_mul(0x2545_f491_4f6c_dd1d);
+    }
+    let mut diffs = [0.0f64; BATCHES];
+    let mut sink = 0u64;
+    for d in &mut diffs {
+        let t0 = rt.now();
+        for _ in 0..IN_SITU_ITERATIONS {
+            sink ^= work(&mut table, core::hint::black_box(steps));
+            baseline();
+        }
+        let t1 = rt.now();
+        for _ in 0..IN_SITU_ITERATIONS {
+            sink ^= work(&mut table, core::hint::black_box(steps));
+            op();
+        }
+        let t2 = rt.now();
+        *d = ((t2 - t1) as f64 - (t1 - t0) as f64) / IN_SITU_ITERATIONS as f64;
+    }
+    core::hint::black_box(sink);
+    median(&mut diffs)
+}
+
+/// The in-situ cost of `op` over `baseline` (R1 as docs/rules.md refines
+/// it): the median of [`in_situ`] over [`WORK_STEPS`], and each size's
+/// figure. Once the work between two actions is about as long as the
+/// action, the added cost reaches a plateau (it does not grow with longer
+/// work); the median of the plateau's sizes is robust against one size
+/// measured while the machine changed speed. Writes each size's cost to
+/// stderr when `HEISEN_CALIBRATION_TRACE` is set. With
+/// `HEISEN_CALIBRATION=back-to-back` it returns `back_to_back` unmeasured.
+pub fn in_situ_cost(
+    rt: &Runtime,
+    what: &str,
+    back_to_back: f64,
+    mut op: impl FnMut(),
+    mut baseline: impl FnMut(),
+) -> (f64, [f64; WORK_STEPS.len()]) {
+    if !rt.config().in_situ {
+        // HEISEN_CALIBRATION=back-to-back: R1 as first written.
+        return (back_to_back, [back_to_back; WORK_STEPS.len()]);
+    }
+    let costs = WORK_STEPS.map(|steps| in_situ(rt, steps, &mut op, &mut baseline));
+    if std::env::var_os("HEISEN_CALIBRATION_TRACE").is_some() {
+        let sizes: Vec<String> = WORK_STEPS
+            .iter()
+            .zip(costs)
+            .map(|(w, c)| format!("{w}: {c:.1}"))
+            .collect();
+        eprintln!(
+            "heisen: calibration {what}: back to back {back_to_back:.1} ns, in situ by work steps {}",
+            sizes.join(", ")
+        );
+    }
+    (median(&mut costs.clone()), costs)
+}
+
+/// The median (the mean of the middle two for an even count).
 fn median(values: &mut [f64]) -> f64 {
     values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
+    let n = values.len();
+    if n.is_multiple_of(2) {
+        (values[n / 2 - 1] + values[n / 2]) / 2.0
+    } else {
+        values[n / 2]
+    }
 }
 
 /// Rounds a cost to whole ns.
@@ -72,14 +178,23 @@ pub fn ns(cost: f64) -> u64 {
 /// calibrated (the Rust API, a C call, a compiler hook). Runs in a scratch
 /// state ([`thread::calibrating`]), so it leaves no location behind.
 ///
-/// The whole cost of the pair is the time a loop of empty regions takes
-/// per iteration; the part inside the region's own interval is the
-/// measured inclusive time of the empty region (the enter's work after its
-/// clock read plus the exit's before its own). Each is split evenly
+/// The whole cost of an [`Placement::OutOfLine`] pair is its in-situ cost
+/// ([`in_situ_cost`]: what it adds to generic work, not what a loop of
+/// empty regions takes); that of an [`Placement::Inline`] pair is the time
+/// a loop of empty regions takes per iteration;
+/// the part inside the region's own interval is the measured inclusive
+/// time of the empty region timed back to back (the enter's work after
+/// its clock read plus the exit's before its own). Each is split evenly
 /// between the enter and the exit; rounding keeps the pair's sum to the
-/// nearest ns.
-pub fn region_pair(rt: &'static Runtime, mut pair: impl FnMut()) -> (Cost, Cost) {
-    let (pair, inside) = thread::calibrating(rt, || {
+/// nearest ns. `what` names the path in the report's
+/// `runtime.calibration`.
+pub fn region_pair(
+    rt: &'static Runtime,
+    what: &str,
+    placement: Placement,
+    mut pair: impl FnMut(),
+) -> RegionPair {
+    let (back_to_back, (in_situ, by_size), inside) = thread::calibrating(rt, || {
         let per_pair = per_call(rt, &mut pair);
         let inside = thread::with_current(|s| {
             s.stats
@@ -87,11 +202,16 @@ pub fn region_pair(rt: &'static Runtime, mut pair: impl FnMut()) -> (Cost, Cost)
                 .map_or(0.0, |r| r.measured_inclusive as f64 / r.count.max(1) as f64)
         })
         .unwrap_or(0.0);
-        (per_pair, inside)
+        let in_situ = match placement {
+            Placement::OutOfLine => in_situ_cost(rt, what, per_pair, &mut pair, || {}),
+            Placement::Inline => (per_pair, [per_pair; WORK_STEPS.len()]),
+        };
+        (per_pair, in_situ, inside)
     });
     // R1: an enter's part after its clock read and an exit's part before
-    // its own are inside the region.
-    let whole = ns(pair);
+    // its own are inside the region. The in-situ surplus is the program's
+    // own code slowed down around the actions, outside the region.
+    let whole = ns(in_situ);
     let inside_ns = ns(inside).min(whole);
     let enter = Cost {
         whole: whole / 2,
@@ -101,7 +221,39 @@ pub fn region_pair(rt: &'static Runtime, mut pair: impl FnMut()) -> (Cost, Cost)
         whole: whole - enter.whole,
         inside: inside_ns - enter.inside,
     };
-    (enter, exit)
+    rt.note_pair(PairCalibration {
+        path: what.to_owned(),
+        back_to_back: ns(back_to_back),
+        work_steps: WORK_STEPS.to_vec(),
+        in_situ: by_size.iter().map(|&c| ns(c)).collect(),
+        whole,
+        inside: inside_ns,
+    });
+    RegionPair { enter, exit }
+}
+
+/// How a region path sits in a program's code, which decides how its pair
+/// is costed (R1 as docs/rules.md refines it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Placement {
+    /// Compiled into the program's own code (the Rust API's guards and
+    /// closures): the compiler schedules the program around it, and the
+    /// pair is timed back to back.
+    Inline,
+    /// A call the program cannot see into (a C API call, a compiler
+    /// hook): the program spills its live registers around it and its
+    /// independent work no longer overlaps across it, so the pair is
+    /// costed in situ ([`in_situ_cost`]).
+    OutOfLine,
+}
+
+/// What [`region_pair`] measured.
+#[derive(Clone, Copy, Debug)]
+pub struct RegionPair {
+    /// The enter's cost (R1, in situ).
+    pub enter: Cost,
+    /// The exit's cost (R1, in situ).
+    pub exit: Cost,
 }
 
 /// Calibrates the runtime's own actions: enter and exit (with their parts
@@ -111,11 +263,11 @@ pub(crate) fn runtime(rt: &'static Runtime) {
     let clock = per_call(rt, || {
         core::hint::black_box(rt.now());
     });
-    let (enter, exit) = region_pair(rt, || {
+    let pair = region_pair(rt, "enter+exit", Placement::Inline, || {
         thread::with_current(|s| s.enter(SCRATCH_REGION, 0));
         let _ = thread::with_current(|s| s.exit(SCRATCH_REGION));
     });
-    rt.set_region_costs(enter, exit);
+    rt.set_region_costs(pair.enter, pair.exit);
     let b = rt.builtin();
     let release = thread::calibrating(rt, || {
         per_call(rt, || {

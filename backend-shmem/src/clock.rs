@@ -38,6 +38,13 @@ pub struct Clock {
     tsc: quanta::Clock,
     /// TSC reading at `base_ns`.
     base_raw: u64,
+    /// quanta's scale as one fixed-point factor: ns = ticks × `scale` >>
+    /// [`SCALE_SHIFT`], read straight from the counter when quanta itself
+    /// reads the TSC (`direct`): the hot read is then `rdtsc`, a subtraction
+    /// and a multiplication, with no call into quanta.
+    scale: u64,
+    /// Whether quanta's raw value is the TSC itself (see `scale`).
+    direct: bool,
     /// `CLOCK_MONOTONIC` in ns when `base_raw` was read.
     base_ns: u64,
     /// std's monotonic clock at `base_ns`, for the `Monotonic` source.
@@ -56,11 +63,14 @@ impl Clock {
         let tsc = quanta::Clock::new();
         let base_instant = Instant::now();
         let base_raw = tsc.raw();
+        let (scale, direct) = direct_scale(&tsc);
         let base_ns = monotonic_ns();
         Clock {
             kind,
             tsc,
             base_raw,
+            scale,
+            direct,
             base_ns,
             base_instant,
         }
@@ -75,12 +85,51 @@ impl Clock {
     #[inline]
     pub fn now(&self) -> u64 {
         match self.kind {
+            ClockKind::Tsc if self.direct => {
+                let ticks = read_tsc().saturating_sub(self.base_raw);
+                self.base_ns + ((u128::from(ticks) * u128::from(self.scale)) >> SCALE_SHIFT) as u64
+            }
             ClockKind::Tsc => {
                 let raw = self.tsc.raw();
                 self.base_ns + self.tsc.delta_as_nanos(self.base_raw, raw)
             }
             ClockKind::Monotonic => self.base_ns + duration_ns(self.base_instant.elapsed()),
         }
+    }
+}
+
+/// Bits of [`Clock`]'s fixed-point scale.
+const SCALE_SHIFT: u32 = 40;
+
+/// quanta's scale as a fixed-point factor (ns per 2^[`SCALE_SHIFT`] raw
+/// units), and whether quanta's raw value is the TSC, so that the clock
+/// may read the counter itself: a TSC read taken between two of quanta's
+/// raw reads falls between them only when quanta reads the TSC too (its
+/// fallback reads nanoseconds of the monotonic clock, a different scale).
+fn direct_scale(tsc: &quanta::Clock) -> (u64, bool) {
+    let scale = tsc.delta_as_nanos(1, 1 + (1u64 << SCALE_SHIFT));
+    let before = tsc.raw();
+    let ours = read_tsc();
+    let after = tsc.raw();
+    let direct = cfg!(target_arch = "x86_64") && before <= ours && ours <= after;
+    (scale, direct)
+}
+
+/// The CPU's time-stamp counter (0 where there is none: never used then).
+#[inline(always)]
+fn read_tsc() -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // SAFETY: `rdtsc` has no preconditions on x86-64 (every such CPU
+        // has it; quanta reads it the same way).
+        #[allow(unsafe_code)] // reason: the intrinsic is declared unsafe
+        unsafe {
+            core::arch::x86_64::_rdtsc()
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        0
     }
 }
 

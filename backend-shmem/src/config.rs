@@ -9,6 +9,7 @@
 //! | `HEISEN_MONITOR` | `1`: publish live snapshots for `heisen monitor` (R10) | off |
 //! | `HEISEN_SUMMARY` | `1`: print a one-screen summary to stderr at exit | off |
 //! | `HEISEN_DISABLE` | `1`: measure nothing, write nothing | off |
+//! | `HEISEN_CALIBRATION` | `in-situ`: region pairs made of C calls or compiler hooks costed between pieces of work; `back-to-back`: timed in a loop of their own (R1) | `in-situ` |
 //!
 //! A value the runtime does not understand is reported at exit (stderr)
 //! and the default is used: a profiler must not stop the program it
@@ -37,6 +38,9 @@ pub struct Config {
     pub summary: bool,
     /// Whether the runtime is switched off.
     pub disabled: bool,
+    /// Whether out-of-line region pairs are calibrated in situ (R1 refined,
+    /// `calibrate::in_situ_cost`) or back to back.
+    pub in_situ: bool,
     /// Problems found while reading the variables, reported at exit.
     pub problems: Vec<String>,
 }
@@ -51,6 +55,7 @@ impl Default for Config {
             monitor: false,
             summary: false,
             disabled: false,
+            in_situ: true,
             problems: Vec::new(),
         }
     }
@@ -103,6 +108,15 @@ impl Config {
                 )),
             }
         }
+        if let Some(how) = var("HEISEN_CALIBRATION") {
+            match how.trim() {
+                "in-situ" | "" => {}
+                "back-to-back" => c.in_situ = false,
+                other => c.problems.push(format!(
+                    "HEISEN_CALIBRATION={other} is neither `in-situ` nor `back-to-back`; using in-situ"
+                )),
+            }
+        }
         c.monitor = flag(&var, "HEISEN_MONITOR", &mut c.problems);
         c.summary = flag(&var, "HEISEN_SUMMARY", &mut c.problems);
         c.disabled = flag(&var, "HEISEN_DISABLE", &mut c.problems);
@@ -150,6 +164,7 @@ mod tests {
             ("HEISEN_CLOCK", "monotonic"),
             ("HEISEN_MONITOR", "1"),
             ("HEISEN_SUMMARY", "yes"),
+            ("HEISEN_CALIBRATION", "back-to-back"),
         ]);
         assert_eq!(
             c.regions,
@@ -158,7 +173,7 @@ mod tests {
         assert_eq!(c.output, PathBuf::from("/tmp/out"));
         assert_eq!(c.form, Form::DelayOnly);
         assert_eq!(c.clock, Some(ClockKind::Monotonic));
-        assert!(c.monitor && c.summary && !c.disabled);
+        assert!(c.monitor && c.summary && !c.disabled && !c.in_situ);
         assert!(c.problems.is_empty(), "{:?}", c.problems);
     }
 
@@ -173,12 +188,13 @@ mod tests {
             ("HEISEN_CLOCK", "sundial"),
             ("HEISEN_MONITOR", "maybe"),
             ("HEISEN_REGIONS", &many),
+            ("HEISEN_CALIBRATION", "guess"),
         ]);
         assert_eq!(c.form, Form::Timestamped);
         assert_eq!(c.clock, None);
-        assert!(!c.monitor);
+        assert!(!c.monitor && c.in_situ);
         assert_eq!(c.regions.as_ref().map(Vec::len), Some(crate::SELECTED));
-        assert_eq!(c.problems.len(), 4, "{:?}", c.problems);
+        assert_eq!(c.problems.len(), 5, "{:?}", c.problems);
         assert!(c.problems[1].contains("HEISEN_FORM=exact"));
     }
 }

@@ -36,6 +36,29 @@ pub struct RuntimeInfo {
     pub memory_bytes: u64,
     /// Whether this runtime was shared by several heisen libraries.
     pub shared: bool,
+    /// How each way of entering and exiting regions was calibrated (R1 in
+    /// situ, docs/rules.md): back to back and interleaved with work.
+    #[serde(default)]
+    pub calibration: Vec<PairCalibration>,
+}
+
+/// The calibration of one enter+exit path (R1): its pair timed back to
+/// back and in situ, and the costs charged.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PairCalibration {
+    /// The path: `enter+exit` (Rust), `c_enter+c_exit`,
+    /// `cyg_profile_func_enter+exit`.
+    pub path: String,
+    /// The pair timed back to back, ns.
+    pub back_to_back: u64,
+    /// Steps of the work kernel between pairs, per in-situ measurement.
+    pub work_steps: Vec<u32>,
+    /// The pair's added cost at each of `work_steps`, ns.
+    pub in_situ: Vec<u64>,
+    /// The whole cost charged per pair (the median of `in_situ`), ns.
+    pub whole: u64,
+    /// The part of it inside the region, ns.
+    pub inside: u64,
 }
 
 /// A whole process's report, as written.
@@ -116,6 +139,7 @@ pub fn build(rt: &Runtime) -> ProcessReport {
             exits_without_enter: errors.exit_without_enter,
             memory_bytes: memory as u64,
             shared: rt.is_shared(),
+            calibration: rt.pairs(),
         },
     }
 }
@@ -178,7 +202,7 @@ pub(crate) fn write(rt: &Runtime) -> Result<PathBuf, String> {
             path.display()
         )
     })?;
-    if rt.config().summary {
+    if rt.summary() {
         eprint!("{}", summary(&report, &path));
     }
     Ok(path)

@@ -190,7 +190,12 @@ pub struct Runtime {
     report_name: Mutex<Option<String>>,
     finished: AtomicBool,
     notes: Mutex<Vec<String>>,
+    /// How each region path's costs were calibrated (R1 in situ).
+    pairs: Mutex<Vec<crate::report::PairCalibration>>,
     shared: AtomicBool,
+    /// Whether the report's summary goes to stderr (`HEISEN_SUMMARY`,
+    /// turned off by a backend where another process prints it).
+    summary: AtomicBool,
     /// The live monitor's table (R10), with `HEISEN_MONITOR=1`.
     monitor: Option<Monitor>,
 }
@@ -405,7 +410,9 @@ impl Runtime {
             report_name: Mutex::new(None),
             finished: AtomicBool::new(false),
             notes: Mutex::new(problems),
+            pairs: Mutex::new(Vec::new()),
             shared: AtomicBool::new(false),
+            summary: AtomicBool::new(config.summary),
             monitor,
             config,
         }
@@ -444,6 +451,7 @@ impl Runtime {
     }
 
     /// Whether nothing is measured: disabled, or the report was written.
+    #[inline]
     pub fn is_off(&self) -> bool {
         self.config.disabled || self.finished.load(Ordering::Acquire)
     }
@@ -460,6 +468,7 @@ impl Runtime {
     }
 
     /// The region names.
+    #[inline]
     pub fn names(&self) -> &Names {
         &self.names
     }
@@ -529,6 +538,17 @@ impl Runtime {
             .clone()
             .unwrap_or_else(|| format!("heisen.{}.json", std::process::id()));
         self.config.output.join(name)
+    }
+
+    /// Whether the report's summary goes to stderr at the end.
+    pub fn summary(&self) -> bool {
+        self.summary.load(Ordering::Relaxed)
+    }
+
+    /// Turns the summary on stderr on or off (the MPI backend prints one
+    /// summary for the run, from rank 0, instead of one per process).
+    pub fn set_summary(&self, on: bool) {
+        self.summary.store(on, Ordering::Relaxed);
     }
 
     /// Adds a line to what is reported on stderr at exit (problems only).
@@ -639,6 +659,18 @@ impl Runtime {
     #[inline]
     pub(crate) fn calibration_epoch(&self) -> u64 {
         self.epoch.load(Ordering::Relaxed)
+    }
+
+    /// Keeps how a region path was calibrated, for the report (R1).
+    pub fn note_pair(&self, pair: crate::report::PairCalibration) {
+        let mut pairs = self.pairs.lock().unwrap_or_else(|p| p.into_inner());
+        pairs.retain(|p| p.path != pair.path);
+        pairs.push(pair);
+    }
+
+    /// How every region path was calibrated (R1).
+    pub fn pairs(&self) -> Vec<crate::report::PairCalibration> {
+        self.pairs.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     /// Sets the enter and exit costs (R1).

@@ -471,36 +471,14 @@ fn parse_rank(p: &mut Parser<'_>) -> Result<Rank, InputError> {
                         p.advance()?;
                         let other = p.label()?;
                         p.end_of_line("the end of the line")?;
-                        let find = |name: &str| {
-                            labels.get(name).copied().ok_or_else(|| {
-                                InputError::new(
-                                    p.file(),
-                                    line,
-                                    format!(
-                                        "a dependency references label {name}, which is undefined"
-                                    ),
-                                )
-                            })
-                        };
-                        let (a, b) = (find(label)?, find(other)?);
-                        if a == b {
-                            return Err(InputError::new(
-                                p.file(),
-                                line,
-                                format!("{label} depends on itself"),
-                            ));
-                        }
-                        let start = kind == "irequires";
-                        if start {
+                        let edge = dependency(p.file(), line, &labels, (label, other), kind)?;
+                        let (a, b) = (edge.dependent as usize, edge.dependency as usize);
+                        if edge.start {
                             nodes[a].irequires.push(b);
                         } else {
                             nodes[a].requires.push(b);
                         }
-                        edges.push(Edge {
-                            dependent: a as u32,
-                            dependency: b as u32,
-                            start,
-                        });
+                        edges.push(edge);
                     }
                     _ => return Err(p.error("\":\", \"requires\" or \"irequires\"")),
                 }
@@ -508,6 +486,39 @@ fn parse_rank(p: &mut Parser<'_>) -> Result<Rank, InputError> {
             _ => return Err(p.error("\"calc\", \"send\", \"recv\", a label or \"}\"")),
         }
     }
+}
+
+/// The dependency line `label kind other` at `line`, by the rank's
+/// `labels`.
+fn dependency(
+    file: &str,
+    line: usize,
+    labels: &std::collections::HashMap<&str, usize>,
+    (label, other): (&str, &str),
+    kind: &str,
+) -> Result<Edge, InputError> {
+    let find = |name: &str| {
+        labels.get(name).copied().ok_or_else(|| {
+            InputError::new(
+                file,
+                line,
+                format!("a dependency references label {name}, which is undefined"),
+            )
+        })
+    };
+    let (a, b) = (find(label)?, find(other)?);
+    if a == b {
+        return Err(InputError::new(
+            file,
+            line,
+            format!("{label} depends on itself"),
+        ));
+    }
+    Ok(Edge {
+        dependent: a as u32,
+        dependency: b as u32,
+        start: kind == "irequires",
+    })
 }
 
 /// An operation, its CPU and its NIC.
@@ -1411,5 +1422,73 @@ mod tests {
         check(&bad, "bad");
         let unclosed = format!("{text}rank 0 {{\n/* never closed\n");
         check(&unclosed, "unclosed");
+    }
+
+    mod graph {
+        use super::*;
+        use crate::engine::run_graph;
+
+        fn graph_run(text: &str, p: LogGops) -> Result<Vec<u64>, String> {
+            let g = load_graph("g.goal", text).map_err(|e| e.to_string())?;
+            run_graph(&g, Network::LogGops(p))
+                .map(|r| r.ends)
+                .map_err(|e| e.to_string())
+        }
+
+        #[test]
+        fn dissemination_ends_as_loggopsims_readme_says() {
+            let text = std::fs::read_to_string(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/scenarios/dissemination_16.goal"
+            ))
+            .unwrap();
+            let ends = graph_run(&text, LogGops::default()).unwrap();
+            assert_eq!(ends, vec![22000; 16]);
+        }
+
+        #[test]
+        fn a_schedule_that_cannot_finish_says_which_ranks_and_why() {
+            let text = "num_ranks 2\nrank 0 {\nl1: recv 1b from 1 tag 0\nl2: send 1b to 1 tag 0\nl2 requires l1\n}\nrank 1 {\nl1: recv 1b from 0 tag 0\nl2: calc 5\n}\n";
+            let e = graph_run(text, LogGops::default()).unwrap_err();
+            assert!(e.contains("deadlock"), "{e}");
+            assert!(
+                e.contains("rank 0: 1 operation waits for dependencies that never complete, 1 receive waits for a message"),
+                "{e}"
+            );
+            assert!(e.contains("rank 1: 1 receive waits for a message"), "{e}");
+        }
+
+        #[test]
+        fn time_past_two_to_the_64_is_an_error_not_a_wrap() {
+            let p = LogGops {
+                latency: u64::MAX,
+                ..LogGops::default()
+            };
+            let text =
+                "num_ranks 2\nrank 0 {\nsend 1b to 1 tag 0\n}\nrank 1 {\nrecv 1b from 0 tag 0\n}\n";
+            let e = graph_run(text, p).unwrap_err();
+            // Stopped at the clock bound (MAX_CLOCK) before any addition
+            // could wrap.
+            assert!(e.contains("simulated time passed"), "{e}");
+        }
+
+        #[test]
+        fn cycles_and_sends_to_self_are_refused_by_line() {
+            let cycle = "num_ranks 1\nrank 0 {\nl1: calc 1\nl2: calc 2\nl1 requires l2\nl2 requires l1\n}\n";
+            let e = load_graph("g.goal", cycle).unwrap_err().to_string();
+            assert!(
+                e.contains("g.goal:3: rank 0: the dependencies form a cycle"),
+                "{e}"
+            );
+            let own = "num_ranks 2\nrank 1 {\ncalc 1\nsend 1b to 1 tag 0\n}\n";
+            let e = load_graph("g.goal", own).unwrap_err().to_string();
+            assert!(e.contains("g.goal:4: rank 1 sends to itself"), "{e}");
+        }
+
+        #[test]
+        fn idle_and_missing_ranks_end_at_zero() {
+            let text = "num_ranks 3\nrank 2 {\ncalc 7 cpu 2\n}\n";
+            assert_eq!(graph_run(text, LogGops::default()).unwrap(), vec![0, 0, 7]);
+        }
     }
 }

@@ -98,6 +98,20 @@ fn goal_graph_with_several_cpus_runs_as_loggopsim() {
         "{}",
         stdout(&o)
     );
+    // A latency of 2^64 - 1 ns is refused as written, not run into a
+    // wrapped end time.
+    let o = heisen(&[
+        "simulate",
+        "scenarios/dissemination_16.goal",
+        "-L",
+        "18446744073709551615",
+    ]);
+    assert!(!o.status.success(), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains("-L 18446744073709551615: expected a whole number"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]

@@ -4,8 +4,9 @@
 //! parameters, and every rank's end time must equal, to the nanosecond,
 //! the one printed by LogGOPSim (spcl/LogGOPSim 76451de with the fixes of
 //! docs/goal.md, A1–A5). The reference data is in `tests/data/`:
-//! `loggopsim_generated.txt` (schedules of `heisen_sim::goalgen`, made
-//! again here from their seeds and checked by fingerprint),
+//! `loggopsim_generated.txt` and `loggopsim_sweep.txt` (schedules of
+//! `heisen_sim::goalgen`, made again here from their seeds and checked by
+//! fingerprint; the second under random parameter sets),
 //! `schedgen/` (schedules written by LogGOPSim's schedgen) and
 //! `examples/` (the worked examples of docs/goal.md).
 //!
@@ -26,6 +27,7 @@ const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data");
 
 /// One reference run: what to run, with which parameters, what LogGOPSim
 /// printed, and the groups it is counted in.
+#[derive(Clone)]
 struct Run {
     name: String,
     text: String,
@@ -155,10 +157,11 @@ fn numbers(fields: &[&str]) -> Vec<u64> {
         .collect()
 }
 
-/// The runs of `loggopsim_generated.txt`, schedules made again from their
-/// seeds and checked against the recorded fingerprints.
-fn generated_runs() -> (Vec<Run>, BTreeMap<String, LogGops>) {
-    let text = std::fs::read_to_string(format!("{DATA}/loggopsim_generated.txt")).unwrap();
+/// The runs of `file` (`loggopsim_generated.txt`, `loggopsim_sweep.txt`),
+/// schedules made again from their seeds and checked against the
+/// recorded fingerprints.
+fn generated_runs(file: &str) -> (Vec<Run>, BTreeMap<String, LogGops>) {
+    let text = std::fs::read_to_string(format!("{DATA}/{file}")).unwrap();
     let version = text.lines().find_map(|l| l.strip_prefix("generator "));
     assert_eq!(
         version,
@@ -243,7 +246,30 @@ fn check_all(what: &str, (runs, params): (Vec<Run>, BTreeMap<String, LogGops>), 
 
 #[test]
 fn generated_schedules_end_as_in_loggopsim() {
-    check_all("generated", generated_runs(), 1900);
+    check_all("generated", generated_runs("loggopsim_generated.txt"), 1900);
+}
+
+/// Seeds 1000-1499, each under its own random L, o, g, G, O and S.
+#[test]
+fn random_parameter_sweep_ends_as_in_loggopsim() {
+    let (runs, params) = generated_runs("loggopsim_sweep.txt");
+    let mut tally = Tally::default();
+    for run in &runs {
+        let mut by_value = run.groups.clone();
+        let p = params[&run.params];
+        by_value.push(format!("S={}", p.eager_limit));
+        by_value.push(format!(
+            "g {} G",
+            if p.gap < p.gap_per_byte { "<" } else { ">=" }
+        ));
+        let run = Run {
+            groups: by_value,
+            params: "(random)".into(),
+            ..run.clone()
+        };
+        tally.add(&run, compare(&run, p));
+    }
+    tally.check("random sweep", 500);
 }
 
 #[test]
@@ -262,36 +288,45 @@ fn worked_examples_end_as_in_loggopsim() {
 /// instrumentation, so the delay-only form (R4) subtracts nothing.
 #[test]
 fn kernels_follow_every_rank_in_time_order() {
-    let (runs, params) = generated_runs();
+    let (generated, params) = generated_runs("loggopsim_generated.txt");
+    let (schedgen, schedgen_params) = directory_runs("schedgen", true);
+    let mut merges = 0;
+    for run in generated
+        .iter()
+        .filter(|r| r.params == "P0" || r.params == "P12")
+    {
+        merges += run_with_kernels(run, params[&run.params]);
+    }
+    for run in &schedgen {
+        merges += run_with_kernels(run, schedgen_params[&run.params]);
+    }
+    assert!(merges > 10_000, "only {merges} merges");
+}
+
+/// Runs `run` with kernels and a trace, checks what
+/// [`kernels_follow_every_rank_in_time_order`] says; returns its merges.
+fn run_with_kernels(run: &Run, p: LogGops) -> usize {
     let options = RunOptions {
         trace: true,
         ..RunOptions::TRUTH
     };
-    let mut merges = 0;
-    for run in runs
-        .iter()
-        .filter(|r| r.params == "P0" || r.params == "P12")
-    {
-        let graph = goal::load_graph(&run.name, &run.text).unwrap();
-        let network = Network::LogGops(params[&run.params]);
-        let r = run_graph_with(&graph, network, options)
-            .unwrap_or_else(|e| panic!("{} {}: {e}", run.name, run.params));
-        assert_eq!(r.ends, run.expected, "{} {}", run.name, run.params);
-        let estimates = r.estimates.expect("kernels ran");
-        for (rank, (e, &end)) in estimates.iter().zip(&r.ends).enumerate() {
-            // R4 without instrumentation: nothing to subtract. (R5 also
-            // removes waits longer than its contention-free transfer
-            // model, which LogGOPS's gaps and busy CPUs make: README,
-            // "Exact only without contention".)
-            assert_eq!(e.delay_only, end as i64, "{} rank {rank}", run.name);
-            assert_eq!((e.measured, e.overhead), (end, 0));
-        }
-        let trace = r.trace.expect("a trace");
-        merges += trace
-            .iter()
-            .filter(|t| t.what == heisen_sim::engine::TraceKind::Merge)
-            .count();
-        assert_eq!(r.reports.map(|x| x.len()), Some(r.ends.len()));
+    let graph = goal::load_graph(&run.name, &run.text).unwrap();
+    let r = run_graph_with(&graph, Network::LogGops(p), options)
+        .unwrap_or_else(|e| panic!("{} {}: {e}", run.name, run.params));
+    assert_eq!(r.ends, run.expected, "{} {}", run.name, run.params);
+    let estimates = r.estimates.expect("kernels ran");
+    for (rank, (e, &end)) in estimates.iter().zip(&r.ends).enumerate() {
+        // R4 without instrumentation: nothing to subtract. (R5 also
+        // removes waits longer than its contention-free transfer model,
+        // which LogGOPS's gaps and busy CPUs make: README, "Exact only
+        // without contention".)
+        assert_eq!(e.delay_only, end as i64, "{} rank {rank}", run.name);
+        assert_eq!((e.measured, e.overhead), (end, 0));
     }
-    assert!(merges > 10_000, "only {merges} merges");
+    assert_eq!(r.reports.map(|x| x.len()), Some(r.ends.len()));
+    let trace = r.trace.expect("a trace");
+    trace
+        .iter()
+        .filter(|t| t.what == heisen_sim::engine::TraceKind::Merge)
+        .count()
 }

@@ -58,6 +58,7 @@ impl RegionRecord {
     };
 
     /// Adds one ended instance.
+    #[inline]
     fn add(&mut self, e: &Exited) {
         self.count = self.count.saturating_add(1);
         self.measured_inclusive = self.measured_inclusive.saturating_add(e.measured_inclusive);
@@ -240,10 +241,35 @@ impl<const R: usize, const C: usize, const L: usize> Profile<R, C, L> {
     /// Regions go to the region table under `(region, site)`, loops to the
     /// loop table under their loop id. A folded exit (a recursive re-entry,
     /// already part of its outermost frame) is skipped entirely.
+    #[inline]
     pub fn record_exit(&mut self, e: &Exited) {
         if e.folded {
             return; // R12, 002 §6.3 Fig. 11a: no PROC record for the recursive call
         }
+        if e.kind == FrameKind::Region {
+            // R12, 002 §6.3: one record per region per call site; the hot
+            // path is a hinted record (small enough to inline into the
+            // caller's exit), the rest is out of line.
+            let key = RegionKey {
+                region: e.region,
+                site: e.site,
+            };
+            if let Some(i) = usize::from(self.hints[hint_of(&key)]).checked_sub(1)
+                && let Some((k, record)) = self.regions.get_index_mut(i)
+                && *k == key
+            {
+                record.add(e);
+                return;
+            }
+        }
+        self.record_exit_slow(e);
+    }
+
+    /// [`Profile::record_exit`] of a loop, or of a region whose record is
+    /// not hinted.
+    #[cold]
+    #[inline(never)]
+    fn record_exit_slow(&mut self, e: &Exited) {
         match e.kind {
             FrameKind::Region => {
                 // R12, 002 §6.3: one record per region per call site
@@ -252,13 +278,6 @@ impl<const R: usize, const C: usize, const L: usize> Profile<R, C, L> {
                     site: e.site,
                 };
                 let hint = hint_of(&key);
-                if let Some(i) = usize::from(self.hints[hint]).checked_sub(1)
-                    && let Some((k, record)) = self.regions.get_index_mut(i)
-                    && *k == key
-                {
-                    record.add(e);
-                    return;
-                }
                 match self.regions.get_index_of(&key) {
                     Some(i) => {
                         self.hints[hint] = hint_index(i);

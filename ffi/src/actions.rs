@@ -20,7 +20,7 @@
 use core::hint::black_box;
 use std::sync::OnceLock;
 
-use heisen_shmem::calibrate::{self, SCRATCH_REGION};
+use heisen_shmem::calibrate::{self, Placement, SCRATCH_REGION};
 use heisen_shmem::runtime::{ActionId, Runtime};
 use heisen_shmem::{Record, thread};
 
@@ -151,22 +151,27 @@ fn calibrate_all(rt: &'static Runtime, actions: &Actions) {
     // Called through pointers, as a C program calls through the PLT.
     let enter: fn(u32) -> crate::heisen_result = black_box(region::enter_id::<Calibrating>);
     let exit: fn(u32) -> crate::heisen_result = black_box(region::exit_id::<Calibrating>);
-    let (e, x) = calibrate::region_pair(rt, || {
+    let pair = calibrate::region_pair(rt, "c_enter+c_exit", Placement::OutOfLine, || {
         enter(SCRATCH_REGION);
         exit(SCRATCH_REGION);
     });
-    rt.set_cost(actions.enter, e);
-    rt.set_cost(actions.exit, x);
+    rt.set_cost(actions.enter, pair.enter);
+    rt.set_cost(actions.exit, pair.exit);
 
     let address = instrument::calibration_address();
     let hook_enter: fn(usize) = black_box(instrument::enter::<Calibrating>);
     let hook_exit: fn(usize) = black_box(instrument::exit::<Calibrating>);
-    let (e, x) = calibrate::region_pair(rt, || {
-        hook_enter(address);
-        hook_exit(address);
-    });
-    rt.set_cost(actions.hook_enter, e);
-    rt.set_cost(actions.hook_exit, x);
+    let pair = calibrate::region_pair(
+        rt,
+        "cyg_profile_func_enter+exit",
+        Placement::OutOfLine,
+        || {
+            hook_enter(address);
+            hook_exit(address);
+        },
+    );
+    rt.set_cost(actions.hook_enter, pair.enter);
+    rt.set_cost(actions.hook_exit, pair.exit);
 
     let pack: piggyback::PackFn = black_box(piggyback::pack::<Calibrating>);
     let mut buffer = [0u8; Record::ENCODED_LEN];

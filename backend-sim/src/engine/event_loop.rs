@@ -23,7 +23,7 @@ use super::{instrument, work};
 /// another thread (the run itself never reads it).
 pub static PROGRESS: AtomicU64 = AtomicU64::new(0);
 /// Mask of the event count at which [`PROGRESS`] is updated (2^16 - 1).
-pub(super) const PROGRESS_EVERY: u64 = (1 << 16) - 1;
+const PROGRESS_EVERY: u64 = (1 << 16) - 1;
 
 /// The world and the rooms that keep state of their own.
 #[derive(Debug)]

@@ -25,12 +25,10 @@
 //! ([`super::goal_rank`]). The queue is the engine's [`EventQueue`].
 
 use core::cmp::Reverse;
-use core::sync::atomic::Ordering;
 
 use crate::queue::EventQueue;
 use crate::transfer::Network;
 
-use super::event_loop::{PROGRESS, PROGRESS_EVERY};
 use super::goal_probe::{GoalKernels, Sent};
 use super::goal_rank::Deps;
 use super::graph::{ANY, Graph, OpKind};
@@ -141,8 +139,8 @@ pub fn run_graph_with(
                 )
             }));
         }
-        if processed & PROGRESS_EVERY == 0 {
-            PROGRESS.store(processed, Ordering::Relaxed);
+        if processed & 0xFFFF == 0 {
+            super::PROGRESS.store(processed, core::sync::atomic::Ordering::Relaxed);
         }
         match event {
             Event::Op(op) => run.operation(op, t, stamp)?,
@@ -186,7 +184,7 @@ impl GoalRun<'_> {
         self.deps.take_fresh(self.g, &mut fresh);
         for &(op, earliest) in &fresh {
             let o = self.g.ops[op as usize];
-            let rank = self.g.rank_of[op as usize];
+            let rank = self.g.ops[op as usize].rank;
             let free = match o.kind {
                 OpKind::Send => self.hosts.send_free(rank, o.cpu, o.nic),
                 OpKind::Recv | OpKind::Calc => self.hosts.cpu_free(rank, o.cpu),
@@ -200,7 +198,7 @@ impl GoalRun<'_> {
     /// An operation's event at `t` (G6).
     fn operation(&mut self, op: u32, t: u64, stamp: u64) -> Result<(), SimError> {
         let o = self.g.ops[op as usize];
-        let rank = self.g.rank_of[op as usize];
+        let rank = self.g.ops[op as usize].rank;
         match o.kind {
             OpKind::Calc => {
                 let free = self.hosts.cpu_free(rank, o.cpu);
@@ -226,7 +224,7 @@ impl GoalRun<'_> {
     /// now (G6, G8).
     fn send(&mut self, op: u32, t: u64, stamp: u64) -> Result<(), SimError> {
         let o = self.g.ops[op as usize];
-        let rank = self.g.rank_of[op as usize];
+        let rank = self.g.ops[op as usize].rank;
         let free = self.hosts.send_free(rank, o.cpu, o.nic);
         if free > t {
             self.queue.push(Reverse((free, stamp, Event::Op(op))));
@@ -271,7 +269,7 @@ impl GoalRun<'_> {
     /// oldest unexpected message it matches (G6, G10).
     fn post(&mut self, op: u32, t: u64) -> Result<(), SimError> {
         let o = self.g.ops[op as usize];
-        let rank = self.g.rank_of[op as usize];
+        let rank = self.g.ops[op as usize].rank;
         self.deps.on_start(self.g, op, t);
         if let Some(k) = &mut self.kernels {
             k.on_post(rank, op, t, self.rendezvous);
@@ -372,26 +370,46 @@ impl GoalRun<'_> {
     }
 
     /// G12, stricter than LogGOPSim: every operation ran and every list is
-    /// empty.
+    /// empty; otherwise each rank that cannot finish says why.
     fn check(&self) -> Result<(), SimError> {
-        let mut blocked = Vec::new();
-        for r in 0..self.g.ranks() {
-            let waiting = self
+        let mut left = vec![(0, 0, 0); self.g.ranks()];
+        for (r, l) in left.iter_mut().enumerate() {
+            l.0 = self
                 .g
                 .rank_ops(r)
                 .filter(|&op| self.deps.waiting(op))
                 .count();
-            if waiting > 0 {
-                blocked.push(format!(
-                    "rank {r}: {waiting} operations whose dependencies never complete"
-                ));
-            }
         }
         for (r, posted, unexpected) in self.queues.left() {
-            blocked.push(format!(
-                "rank {r}: {posted} receives and {unexpected} messages left unmatched"
-            ));
+            left[r] = (left[r].0, posted, unexpected);
         }
+        let blocked: Vec<String> = (left.iter().enumerate())
+            .filter(|(_, l)| **l != (0, 0, 0))
+            .map(|(r, &(waiting, posted, unexpected))| {
+                let mut what = Vec::new();
+                for (n, one, many, wait) in [
+                    (
+                        waiting,
+                        "operation waits",
+                        "operations wait",
+                        "for dependencies that never complete",
+                    ),
+                    (posted, "receive waits", "receives wait", "for a message"),
+                    (
+                        unexpected,
+                        "message waits",
+                        "messages wait",
+                        "for a receive",
+                    ),
+                ] {
+                    if n > 0 {
+                        let verb = if n == 1 { one } else { many };
+                        what.push(format!("{n} {verb} {wait}"));
+                    }
+                }
+                format!("rank {r}: {}", what.join(", "))
+            })
+            .collect();
         if blocked.is_empty() && self.deps.all_started(self.g) {
             return Ok(());
         }

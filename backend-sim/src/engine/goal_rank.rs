@@ -76,7 +76,7 @@ impl Deps {
     /// its earliest time. `out` is cleared first.
     pub(super) fn take_fresh(&mut self, g: &Graph, out: &mut Vec<(u32, u64)>) {
         out.clear();
-        let key = |&op: &u32| (g.rank_of[op as usize], g.ops[op as usize].kind);
+        let key = |&op: &u32| (g.ops[op as usize].rank, g.ops[op as usize].kind);
         if self.fresh.len() > 1 && self.fresh.windows(2).any(|w| key(&w[0]) > key(&w[1])) {
             self.fresh.sort_by_key(key);
         }

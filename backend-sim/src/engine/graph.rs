@@ -4,7 +4,7 @@
 //! each operation the operations that wait for its completion
 //! (`requires`) and for its start (`irequires`), in the order of the
 //! dependency lines in the file (docs/goal.md G1, G2). One flat array over
-//! all ranks: 24 bytes per operation and 4 per dependency.
+//! all ranks: about 36 bytes per operation and 4 per dependency.
 
 /// Any source or any tag (LogGOPSim's `ANY_SOURCE`/`ANY_TAG`, `-1` read
 /// as 32 bits).
@@ -39,6 +39,19 @@ pub struct GraphOp {
     pub nic: u8,
 }
 
+/// An operation as the graph keeps it: a [`GraphOp`] and its rank, in
+/// 24 bytes (the rank fills the padding).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Node {
+    pub(super) size: u64,
+    pub(super) peer: u32,
+    pub(super) tag: u32,
+    pub(super) rank: u32,
+    pub(super) kind: OpKind,
+    pub(super) cpu: u8,
+    pub(super) nic: u8,
+}
+
 /// A dependency line of a rank: `dependent requires dependency`
 /// (`start: false`) or `dependent irequires dependency` (`start: true`),
 /// operations numbered within the rank.
@@ -56,9 +69,7 @@ pub struct Edge {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Graph {
     /// Every operation, rank after rank.
-    pub(super) ops: Vec<GraphOp>,
-    /// The rank of each operation.
-    pub(super) rank_of: Vec<u32>,
+    pub(super) ops: Vec<Node>,
     /// First operation of each rank, then the number of operations.
     pub(super) first: Vec<u32>,
     /// Unmet dependencies of each operation at the start.
@@ -109,8 +120,15 @@ impl Graph {
                 self.nics = self.nics.max(usize::from(op.nic) + 1);
             }
         }
-        self.ops.extend_from_slice(ops);
-        self.rank_of.extend(core::iter::repeat_n(rank, n));
+        self.ops.extend(ops.iter().map(|o| Node {
+            size: o.size,
+            peer: o.peer,
+            tag: o.tag,
+            rank,
+            kind: o.kind,
+            cpu: o.cpu,
+            nic: o.nic,
+        }));
         self.unmet.extend(core::iter::repeat_n(0, n));
         // Counting sort of the edges by (dependency, completion before
         // start), stable: each list keeps the order of the lines.
@@ -203,6 +221,8 @@ mod tests {
         g.add_rank(&[calc(1, 0), calc(2, 3), calc(3, 0)], &edges)
             .unwrap();
         assert_eq!((g.ranks(), g.operations(), g.cpus, g.nics), (2, 4, 4, 1));
+        assert_eq!((g.ops[0].rank, g.ops[3].rank), (0, 1));
+        assert_eq!(core::mem::size_of::<Node>(), 24);
         assert_eq!(g.rank_ops(1), 1..4);
         assert_eq!(g.waiting_for(1, false), &[3, 2, 3]);
         assert_eq!(g.waiting_for(1, true), &[2]);

@@ -114,6 +114,21 @@ pub(super) fn assemble(w: World<'_>) -> RunResult {
     }
 }
 
+/// The messages left in the locations' unexpected queues.
+fn unreceived(locs: &[Loc]) -> (u64, Vec<(LocationId, LocationId, u32, u64)>) {
+    let mut count = 0;
+    let mut listed = Vec::new();
+    for (to, l) in locs.iter().enumerate() {
+        for m in l.matching.unexpected() {
+            count += 1;
+            if listed.len() < UNRECEIVED_LISTED {
+                listed.push((m.from, to as LocationId, m.tag, m.bytes));
+            }
+        }
+    }
+    (count, listed)
+}
+
 /// What the result reads of a location that ended: its end, its kernels
 /// and its own instrumentation time (a program's location or a GOAL rank).
 #[derive(Clone, Copy, Debug)]
@@ -131,21 +146,6 @@ impl<'a> Ended<'a> {
             overhead: l.overhead,
         }
     }
-}
-
-/// The messages left in the locations' unexpected queues.
-fn unreceived(locs: &[Loc]) -> (u64, Vec<(LocationId, LocationId, u32, u64)>) {
-    let mut count = 0;
-    let mut listed = Vec::new();
-    for (to, l) in locs.iter().enumerate() {
-        for m in l.matching.unexpected() {
-            count += 1;
-            if listed.len() < UNRECEIVED_LISTED {
-                listed.push((m.from, to as LocationId, m.tag, m.bytes));
-            }
-        }
-    }
-    (count, listed)
 }
 
 /// What the kernels of `l` say about its end.

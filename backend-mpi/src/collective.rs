@@ -1,0 +1,763 @@
+//! Collectives (MPI-4.0 chapter 6) with the shapes of R6 (000 §4.3.3,
+//! 001 §3.3): each blocking or nonblocking collective is a region, and
+//! after the program's own operation one extra collective of a fixed-size
+//! record carries what the shape needs:
+//!
+//! | shape | calls | extra exchange | who merges |
+//! |---|---|---|---|
+//! | 1-to-n | `Bcast`, `Scatter(v)` | `Bcast` of the root's entry record | every non-root, as a receive (R4/R5) |
+//! | n-to-1 | `Gather(v)`, `Reduce` | `Reduce` of [`Exchange`] entries to the root | the root (R6, 001 eq. 12-13) |
+//! | n-to-n | `Barrier`, `Allgather(v)`, `Alltoall(v,w)`, `Allreduce`, `Reduce_scatter(_block)` | `Allreduce` of [`Exchange`] entries | everybody |
+//! | prefix | `Scan`, `Exscan` | `Scan` of [`Exchange`] entries | rank `i` merges ranks `0..=i` |
+//!
+//! The exchange is a reduction with a merge operator over a 272-byte
+//! record (O(log P), R6), made after the program's operation so that each
+//! participant's measured wait is known (the delay-only form needs
+//! `x_j + w_j`); its measured time is charged to the delay (R1: a cost
+//! measured directly). Nonblocking collectives post the exchange as the
+//! matching nonblocking collective right after the program's, in the same
+//! order on every rank, and merge when the program's request completes
+//! (through the request table's completion hook).
+//!
+//! Not merged (each still a region, and transparent): collectives on
+//! intercommunicators, neighbourhood collectives, persistent collectives
+//! (`*_init`), and the large-count `_c` bindings, which pass straight to
+//! the MPI. A collective that returns an error skips the exchange.
+
+use core::ffi::{c_int, c_void};
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
+
+use heisen_core::piggyback::Flags;
+use heisen_core::{Cost, Dependency, Exchange};
+use heisen_shmem::calibrate::{ns, per_call};
+use heisen_shmem::runtime::{ActionId, Runtime};
+use heisen_shmem::thread::calibrating;
+use heisen_shmem::{Record, SELECTED, with_current};
+
+use crate::piggyback::{self, LEN, Wire};
+use crate::region::{self, Named};
+use crate::requests::{self, Completion, Entry, Kind};
+use crate::setup::{self, guarded};
+use crate::sys::{self, MPI_Comm, MPI_Datatype, MPI_Op, MPI_Request, MPI_Status};
+
+/// The n-to-n record of R6 for this run's K.
+pub type Entries = Exchange<SELECTED>;
+
+/// Words of an encoded [`Entries`] record.
+pub const WORDS: usize = 10 + 3 * SELECTED;
+
+/// Bytes of an encoded [`Entries`] record: what the extra exchange moves.
+pub const BYTES: usize = WORDS * 8;
+
+/// An encoded [`Entries`] record.
+pub type Encoded = [u64; WORDS];
+
+/// Encodes `e` field by field (no padding, no `bool` bytes on the wire).
+pub fn encode(e: &Entries) -> Encoded {
+    let mut w = [0u64; WORDS];
+    w[0] = u64::from(e.flags.0);
+    w[1] = u64::from(e.participants);
+    w[2] = e.min_delay_plus_wait;
+    w[3] = e.min_wait;
+    w[4] = e.max_approximated as u64;
+    w[5] = e.max_measured as u64;
+    w[6] = u64::from(e.path.location);
+    w[7] = u64::from(e.path.active);
+    w[8] = e.path.longest as u64;
+    w[9] = e.path.transfer as u64;
+    for k in 0..SELECTED {
+        w[10 + k] = e.path.inclusive[k] as u64;
+        w[10 + SELECTED + k] = e.path.exclusive[k] as u64;
+        w[10 + 2 * SELECTED + k] = e.path.net[k] as u64;
+    }
+    w
+}
+
+/// Decodes what [`encode`] wrote.
+pub fn decode(w: &Encoded) -> Entries {
+    let mut e = Entries::EMPTY;
+    e.flags = Flags(w[0] as u32);
+    e.participants = w[1] as u32;
+    e.min_delay_plus_wait = w[2];
+    e.min_wait = w[3];
+    e.max_approximated = w[4] as i64;
+    e.max_measured = w[5] as i64;
+    e.path.location = w[6] as u32;
+    e.path.active = w[7] != 0;
+    e.path.longest = w[8] as i64;
+    e.path.transfer = w[9] as i64;
+    for k in 0..SELECTED {
+        e.path.inclusive[k] = w[10 + k] as i64;
+        e.path.exclusive[k] = w[10 + SELECTED + k] as i64;
+        e.path.net[k] = w[10 + 2 * SELECTED + k] as i64;
+    }
+    e
+}
+
+/// The merge operator of the extra exchange on decoded buffers:
+/// `inout[i] = input[i] ⊕ inout[i]` (R6: associative and commutative, so
+/// the MPI may fold in any tree).
+pub fn fold_into(input: &[Encoded], inout: &mut [Encoded]) {
+    for (a, b) in input.iter().zip(inout.iter_mut()) {
+        *b = encode(&decode(a).combine(&decode(b)));
+    }
+}
+
+/// [`fold_into`] as an MPI user function (MPI-4.0 §6.9.5).
+unsafe extern "C" fn combine_op(
+    input: *mut c_void,
+    inout: *mut c_void,
+    len: *mut c_int,
+    _datatype: *mut MPI_Datatype,
+) {
+    // SAFETY: the MPI passes `len` records of our contiguous type in each
+    // buffer; they are arrays of `WORDS` u64s, read unaligned (the MPI
+    // promises no alignment for its temporary buffers).
+    unsafe {
+        let n = usize::try_from(*len).unwrap_or(0);
+        let a = input.cast::<Encoded>();
+        let b = inout.cast::<Encoded>();
+        for i in 0..n {
+            let mut out = [b.add(i).read_unaligned()];
+            fold_into(&[a.add(i).read_unaligned()], &mut out);
+            b.add(i).write_unaligned(out[0]);
+        }
+    }
+}
+
+/// The datatype and operator of the extra exchange, made once.
+#[derive(Clone, Copy, Debug)]
+struct Wire2 {
+    datatype: MPI_Datatype,
+    op: MPI_Op,
+}
+
+// SAFETY: MPI handles are plain values any thread may use.
+unsafe impl Send for Wire2 {}
+// SAFETY: as above; never written after creation.
+unsafe impl Sync for Wire2 {}
+
+static WIRE: OnceLock<Wire2> = OnceLock::new();
+static FREED: AtomicBool = AtomicBool::new(false);
+
+fn wire() -> Wire2 {
+    *WIRE.get_or_init(|| {
+        let mut datatype = sys::byte();
+        // SAFETY: reading a constant handle (overwritten below).
+        let mut op: MPI_Op = unsafe { sys::RSMPI_SUM };
+        let mut key: c_int = 0;
+        // SAFETY: the MPI is initialised (we are called from a wrapper
+        // after `setup::ensure`); the calls write their out-parameters.
+        unsafe {
+            sys::PMPI_Type_contiguous(BYTES as c_int, sys::byte(), &mut datatype);
+            sys::PMPI_Type_commit(&mut datatype);
+            sys::PMPI_Op_create(Some(combine_op), 1, &mut op);
+            // MPI-4.0 §11.2.2: `MPI_Finalize` deletes MPI_COMM_SELF's
+            // attributes first, whoever calls it. Fortran `use mpi_f08`
+            // calls `PMPI_Finalize` directly, past heisen's wrapper; the
+            // delete callback frees our handles there too (MPICH reports
+            // leaked handles on stderr, and heisen must print nothing).
+            if sys::PMPI_Comm_create_keyval(
+                None,
+                Some(free_at_finalize),
+                &mut key,
+                core::ptr::null_mut(),
+            ) == sys::success()
+            {
+                sys::PMPI_Comm_set_attr(sys::RSMPI_COMM_SELF, key, core::ptr::null_mut());
+            }
+        }
+        Wire2 { datatype, op }
+    })
+}
+
+/// Frees the exchange's datatype and operator once.
+fn free_wire() {
+    if let Some(mut w) = WIRE.get().copied()
+        && !FREED.swap(true, Ordering::AcqRel)
+    {
+        // SAFETY: our own handles; no exchange is in flight any more.
+        unsafe {
+            sys::PMPI_Type_free(&mut w.datatype);
+            sys::PMPI_Op_free(&mut w.op);
+        }
+    }
+}
+
+unsafe extern "C" fn free_at_finalize(
+    _comm: MPI_Comm,
+    mut key: c_int,
+    _value: *mut c_void,
+    _extra: *mut c_void,
+) -> c_int {
+    let _ = guarded(|| {
+        complete_orphans();
+        free_wire();
+    });
+    // SAFETY: our own key, no longer used.
+    unsafe { sys::PMPI_Comm_free_keyval(&mut key) };
+    sys::success()
+}
+
+// ----- actions and figures ---------------------------------------------------
+
+/// heisen's own part of one collective (R1): the entry record, its
+/// encoding, the fold and the merge; the extra exchange is measured.
+pub fn action() -> ActionId {
+    static ACTION: OnceLock<ActionId> = OnceLock::new();
+    *ACTION.get_or_init(|| heisen_shmem::runtime().action("mpi_collective"))
+}
+
+/// Calibrates [`action`] back to back on a scratch state (R1). Called at
+/// set-up, before the program's parallel work.
+pub fn calibrate(rt: &'static Runtime) {
+    let a = action();
+    let cost = calibrating(rt, || {
+        per_call(rt, || {
+            if let Some((begin, entry)) = with_current(|s| s.arrive(a)) {
+                let mine = encode(&Entries::entry(&entry, 0));
+                let other = core::hint::black_box(mine);
+                let folded = decode(&mine).combine(&decode(&other));
+                let back = decode(&core::hint::black_box(encode(&folded)));
+                with_current(|s| core::hint::black_box(s.collective(begin, begin, &back, a)));
+            }
+        })
+    });
+    let whole = ns(cost);
+    rt.set_cost(
+        a,
+        Cost {
+            whole,
+            inside: whole,
+        },
+    );
+}
+
+static EXCHANGES: AtomicU64 = AtomicU64::new(0);
+static EXCHANGE_NS: AtomicU64 = AtomicU64::new(0);
+static MERGES: AtomicU64 = AtomicU64::new(0);
+static UNMERGED: AtomicU64 = AtomicU64::new(0);
+
+/// What the collectives did on this rank, for the report.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Figures {
+    /// Extra exchanges made (one per merged collective).
+    pub exchanges: u64,
+    /// Their total measured time, ns (charged to the delay, R1).
+    pub exchange_ns: u64,
+    /// Merges the collectives made on this rank's locations.
+    pub merges: u64,
+    /// Collectives run as regions only (intercommunicators, errors).
+    pub unmerged: u64,
+    /// Bytes of one exchanged record.
+    pub record_bytes: usize,
+}
+
+/// This rank's figures so far.
+pub fn figures() -> Figures {
+    Figures {
+        exchanges: EXCHANGES.load(Ordering::Relaxed),
+        exchange_ns: EXCHANGE_NS.load(Ordering::Relaxed),
+        merges: MERGES.load(Ordering::Relaxed),
+        unmerged: UNMERGED.load(Ordering::Relaxed),
+        record_bytes: BYTES,
+    }
+}
+
+/// The report's `collectives` object.
+pub fn report_json() -> serde_json::Value {
+    let f = figures();
+    serde_json::json!({
+        "exchanges": f.exchanges,
+        "exchange_ns": f.exchange_ns,
+        "exchange_mean_ns": f.exchange_ns.checked_div(f.exchanges).unwrap_or(0),
+        "merges": f.merges,
+        "unmerged": f.unmerged,
+        "record_bytes": f.record_bytes,
+    })
+}
+
+// ----- the shapes ------------------------------------------------------------
+
+/// How a collective's participants depend on each other (R6).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shape {
+    /// Every non-root merges the root's record (bcast, scatter).
+    OneToN {
+        /// The root's rank in the communicator.
+        root: c_int,
+    },
+    /// The root merges every participant's record (gather, reduce).
+    NToOne {
+        /// The root's rank in the communicator.
+        root: c_int,
+    },
+    /// Every participant merges all (barrier, allreduce, allgather, alltoall).
+    NToN,
+    /// Rank `i` merges ranks `0..=i` (scan, exscan).
+    Prefix,
+}
+
+/// A participant's state at its entry: the clock read and the record it
+/// contributes, `None` where the thread is not measured.
+type Arrival = Option<(u64, Record)>;
+
+fn arrive() -> Arrival {
+    guarded(|| with_current(|s| s.arrive(action()))).flatten()
+}
+
+fn is_inter(comm: MPI_Comm) -> bool {
+    let mut flag: c_int = 0;
+    // SAFETY: `comm` was just used successfully by the program's call.
+    unsafe { sys::PMPI_Comm_test_inter(comm, &mut flag) };
+    flag != 0
+}
+
+fn my_rank(comm: MPI_Comm) -> c_int {
+    let mut rank: c_int = 0;
+    // SAFETY: as above.
+    unsafe { sys::PMPI_Comm_rank(comm, &mut rank) };
+    rank
+}
+
+/// The buffers of one extra exchange: what this rank sends and where the
+/// result lands. Boxed for nonblocking exchanges, which the MPI reads and
+/// writes until their completion.
+#[derive(Debug)]
+struct Buffers {
+    /// The root's record (1-to-n).
+    record: Wire,
+    /// This rank's entry (n-to-1, n-to-n, prefix).
+    mine: Encoded,
+    /// The fold.
+    folded: Encoded,
+}
+
+impl Buffers {
+    fn new(shape: Shape, arrival: &Arrival, wait: u64) -> Buffers {
+        let mut b = Buffers {
+            record: *piggyback::empty(),
+            mine: encode(&Entries::EMPTY),
+            folded: encode(&Entries::EMPTY),
+        };
+        let mut record = arrival.map_or(Record::EMPTY, |(_, r)| r);
+        match shape {
+            // `pack` converts to rank 0's time base itself
+            Shape::OneToN { .. } => piggyback::pack(&record, &mut b.record),
+            _ => {
+                // across nodes, entries travel in rank 0's time base
+                crate::align::to_common(&mut record);
+                // An unmeasured participant's empty record leaves the
+                // others' state alone (R3).
+                b.mine = encode(&Entries::entry(&record, wait));
+            }
+        }
+        b
+    }
+
+    /// Posts (nonblocking) or runs the extra exchange on `comm`.
+    ///
+    /// # Safety
+    /// `self` must stay where it is until the exchange completes.
+    unsafe fn exchange(&mut self, shape: Shape, comm: MPI_Comm, request: Option<&mut MPI_Request>) {
+        let w = wire();
+        let mine = self.mine.as_ptr().cast::<c_void>();
+        let folded = self.folded.as_mut_ptr().cast::<c_void>();
+        let record = self.record.as_mut_ptr().cast::<c_void>();
+        // SAFETY: the buffers are ours and sized for one record of the
+        // datatype; the communicator is the program's, valid (its call
+        // succeeded); every rank makes the same call in the same order.
+        unsafe {
+            match (shape, request) {
+                (Shape::OneToN { root }, None) => {
+                    sys::PMPI_Bcast(record, LEN as c_int, sys::byte(), root, comm)
+                }
+                (Shape::OneToN { root }, Some(r)) => {
+                    sys::PMPI_Ibcast(record, LEN as c_int, sys::byte(), root, comm, r)
+                }
+                (Shape::NToOne { root }, None) => {
+                    sys::PMPI_Reduce(mine, folded, 1, w.datatype, w.op, root, comm)
+                }
+                (Shape::NToOne { root }, Some(r)) => {
+                    sys::PMPI_Ireduce(mine, folded, 1, w.datatype, w.op, root, comm, r)
+                }
+                (Shape::NToN, None) => sys::PMPI_Allreduce(mine, folded, 1, w.datatype, w.op, comm),
+                (Shape::NToN, Some(r)) => {
+                    sys::PMPI_Iallreduce(mine, folded, 1, w.datatype, w.op, comm, r)
+                }
+                (Shape::Prefix, None) => sys::PMPI_Scan(mine, folded, 1, w.datatype, w.op, comm),
+                (Shape::Prefix, Some(r)) => {
+                    sys::PMPI_Iscan(mine, folded, 1, w.datatype, w.op, comm, r)
+                }
+            };
+        }
+    }
+
+    /// Merges what the exchange brought (R4/R5/R6), for a participant
+    /// that entered at `begin` and left at `end`; `extra` is the measured
+    /// time of the exchange itself, charged to the delay (R1).
+    fn merge(&self, shape: Shape, me: c_int, begin: u64, end: u64, extra: u64) {
+        EXCHANGES.fetch_add(1, Ordering::Relaxed);
+        EXCHANGE_NS.fetch_add(extra, Ordering::Relaxed);
+        let a = action();
+        guarded(|| {
+            with_current(|s| {
+                let merged = match shape {
+                    Shape::OneToN { root } if root != me => {
+                        // 000 §4.3.3: each receiver merges the root's record
+                        let record = piggyback::unpack(&self.record).unwrap_or(Record::EMPTY);
+                        s.merge_at(begin, end, &[Dependency::message(&record, 0, 0)], a);
+                        true
+                    }
+                    // the root of a 1-to-n and the leaves of an n-to-1 only
+                    // contribute their records
+                    Shape::OneToN { .. } => false,
+                    Shape::NToOne { root } if root != me => false,
+                    Shape::NToOne { .. } | Shape::NToN | Shape::Prefix => {
+                        // 001 eq. 12-13: the common exit of all entries
+                        let mut folded = decode(&self.folded);
+                        if folded.flags.contains(Flags::TIMESTAMP) {
+                            // back to this rank's time base (0 on one node)
+                            let offset = crate::align::applied_offset();
+                            folded.max_approximated -= offset;
+                            folded.max_measured -= offset;
+                        }
+                        s.collective(begin, end, &folded, a);
+                        true
+                    }
+                };
+                if !merged {
+                    // a root that sends, a leaf that only contributes:
+                    // heisen's part cost the same (R1)
+                    s.overhead(heisen_shmem::runtime().cost(a).whole);
+                } else {
+                    MERGES.fetch_add(1, Ordering::Relaxed);
+                }
+                s.overhead(extra);
+            })
+        });
+    }
+}
+
+/// Runs a blocking collective `call` on `comm` as region `region` with the
+/// merge of `shape` (R6). The extra exchange is made on every rank where
+/// heisen is set up, measured or not, so that every rank makes it.
+pub fn blocking(
+    region: &'static Named,
+    comm: MPI_Comm,
+    shape: Shape,
+    call: impl FnOnce() -> c_int,
+) -> c_int {
+    blocking_on(region, shape, call, || Some(comm))
+}
+
+/// [`blocking`] with the exchange on the communicator `exchange_on` names
+/// after the call (a communicator the call created); `None` there makes
+/// the call a region only on this rank.
+pub fn blocking_on(
+    region: &'static Named,
+    shape: Shape,
+    call: impl FnOnce() -> c_int,
+    exchange_on: impl FnOnce() -> Option<MPI_Comm>,
+) -> c_int {
+    if setup::ensure().is_none() {
+        return call();
+    }
+    region::call(region, || {
+        let arrival = arrive();
+        let rc = call();
+        let comm = if rc == sys::success() {
+            exchange_on()
+        } else {
+            None
+        };
+        let Some(comm) = comm.filter(|&c| !is_inter(c)) else {
+            UNMERGED.fetch_add(1, Ordering::Relaxed);
+            return rc;
+        };
+        let end = crate::merge::now().unwrap_or(0);
+        let wait = arrival.map_or(0, |(b, _)| end.saturating_sub(b));
+        let mut buffers = Buffers::new(shape, &arrival, wait);
+        // SAFETY: `buffers` lives on this frame until the blocking
+        // exchange returns.
+        unsafe { buffers.exchange(shape, comm, None) };
+        if let Some((begin, _)) = arrival {
+            let after = crate::merge::now().unwrap_or(end);
+            buffers.merge(shape, my_rank(comm), begin, end, after.saturating_sub(end));
+        }
+        rc
+    })
+}
+
+/// A nonblocking collective's exchange in flight: completed and merged
+/// when the program's request completes (the request table's hook).
+#[derive(Debug)]
+struct Pending {
+    shape: Shape,
+    me: c_int,
+    measured: bool,
+    extra: MPI_Request,
+    buffers: Box<Buffers>,
+}
+
+// SAFETY: the request handle is a plain value; the buffers are owned.
+unsafe impl Send for Pending {}
+
+impl Completion for Pending {
+    fn complete(mut self: Box<Self>, begin: u64, _status: *mut MPI_Status, cancelled: bool) {
+        let end = crate::merge::now().unwrap_or(begin);
+        // SAFETY: our own request, posted with the program's; every rank
+        // posted it right after the program's collective, which has
+        // completed here, so it completes too.
+        unsafe { sys::PMPI_Wait(&mut self.extra, sys::status_ignore()) };
+        if self.measured && !cancelled {
+            let after = crate::merge::now().unwrap_or(end);
+            self.buffers
+                .merge(self.shape, self.me, begin, end, after.saturating_sub(end));
+        }
+    }
+}
+
+/// Exchanges posted whose program request could not be tracked (the
+/// request table was full): completed at later collectives (R12 bound).
+static ORPHANS: Mutex<Vec<(MPI_Request, Box<Buffers>)>> = Mutex::new(Vec::new());
+const ORPHANS_MAX: usize = 64;
+
+fn orphan(extra: MPI_Request, buffers: Box<Buffers>) {
+    let mut list = ORPHANS.lock().unwrap_or_else(|p| p.into_inner());
+    list.retain_mut(|(r, _)| {
+        let mut flag: c_int = 0;
+        // SAFETY: our own live request.
+        unsafe { sys::PMPI_Test(r, &mut flag, sys::status_ignore()) };
+        flag == 0
+    });
+    if list.len() >= ORPHANS_MAX {
+        let (mut r, _b) = list.remove(0);
+        // SAFETY: our own live request; its buffers live until it is done.
+        unsafe { sys::PMPI_Wait(&mut r, sys::status_ignore()) };
+    }
+    list.push((extra, buffers));
+}
+
+/// At `MPI_Finalize`: completes every orphaned exchange and frees the
+/// exchange's datatype and operator (MPICH reports leaked handles on
+/// stderr otherwise, and nothing may be printed by default).
+pub fn at_finalize() {
+    complete_orphans();
+    free_wire();
+}
+
+fn complete_orphans() {
+    let mut list = ORPHANS.lock().unwrap_or_else(|p| p.into_inner());
+    for (r, _) in list.iter_mut() {
+        // SAFETY: our own live requests.
+        unsafe { sys::PMPI_Wait(r, sys::status_ignore()) };
+    }
+    list.clear();
+}
+
+/// Runs a nonblocking collective `call` that writes `*request`, then posts
+/// the extra exchange and files both under the program's request.
+///
+/// # Safety
+/// `request` is the program's request pointer, written by `call`.
+pub unsafe fn nonblocking(
+    region: &'static Named,
+    comm: MPI_Comm,
+    shape: Shape,
+    request: *mut MPI_Request,
+    call: impl FnOnce() -> c_int,
+) -> c_int {
+    if setup::ensure().is_none() {
+        return call();
+    }
+    region::call(region, || {
+        let arrival = arrive();
+        let rc = call();
+        if rc != sys::success() || request.is_null() || is_inter(comm) {
+            UNMERGED.fetch_add(1, Ordering::Relaxed);
+            return rc;
+        }
+        let mut buffers = Box::new(Buffers::new(shape, &arrival, 0));
+        let mut extra = sys::request_null();
+        // SAFETY: the buffers are boxed and move into the pending entry
+        // (the box's contents do not move) until the exchange completes.
+        unsafe { buffers.exchange(shape, comm, Some(&mut extra)) };
+        let pending = Pending {
+            shape,
+            me: my_rank(comm),
+            measured: arrival.is_some(),
+            extra,
+            buffers,
+        };
+        let table = requests::table();
+        match table.reserve() {
+            Some((index, _)) => {
+                // SAFETY: `call` succeeded, so it wrote the request.
+                let user = unsafe { *request };
+                table.insert(
+                    user,
+                    index,
+                    Entry {
+                        kind: Kind::Hook(Box::new(pending)),
+                        persistent: false,
+                        datatype: None,
+                        staged: None,
+                    },
+                );
+            }
+            None => orphan(pending.extra, pending.buffers),
+        }
+        rc
+    })
+}
+
+// ----- the exports -----------------------------------------------------------
+//
+// One generic wrapper per shape (STYLE.md, Caliper's `Wrapper.w`): each
+// export names its region, the communicator, the shape, and passes the
+// program's arguments unchanged to its `PMPI_` twin.
+
+use core::ffi::c_void as V;
+
+macro_rules! blocking_collectives {
+    ($(
+        $(#[$doc:meta])*
+        $name:ident => $pmpi:ident ( $($arg:ident : $ty:ty),* $(,)? ) on $comm:ident as $shape:expr;
+    )*) => {$(
+        $(#[$doc])*
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $name($($arg: $ty),*) -> c_int {
+            static REGION: Named = Named::new(stringify!($name));
+            // SAFETY: the program's arguments, passed on unchanged.
+            blocking(&REGION, $comm, $shape, || unsafe { sys::$pmpi($($arg),*) })
+        }
+    )*};
+}
+
+macro_rules! nonblocking_collectives {
+    ($(
+        $(#[$doc:meta])*
+        $name:ident => $pmpi:ident ( $($arg:ident : $ty:ty),* $(,)? ) on $comm:ident as $shape:expr;
+    )*) => {$(
+        $(#[$doc])*
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $name($($arg: $ty,)* request: *mut MPI_Request) -> c_int {
+            static REGION: Named = Named::new(stringify!($name));
+            // SAFETY: the program's arguments, passed on unchanged; the
+            // MPI writes `request` before `nonblocking` reads it.
+            unsafe { nonblocking(&REGION, $comm, $shape, request, || sys::$pmpi($($arg,)* request)) }
+        }
+    )*};
+}
+
+type Ints = *const c_int;
+type Types = *const MPI_Datatype;
+type T = MPI_Datatype;
+
+blocking_collectives! {
+    /// `MPI_Barrier` (MPI-4.0 §6.3): n-to-n.
+    MPI_Barrier => PMPI_Barrier(comm: MPI_Comm) on comm as Shape::NToN;
+    /// `MPI_Bcast` (§6.4): 1-to-n.
+    MPI_Bcast => PMPI_Bcast(buf: *mut V, count: c_int, datatype: T, root: c_int, comm: MPI_Comm)
+        on comm as Shape::OneToN { root };
+    /// `MPI_Gather` (§6.5): n-to-1.
+    MPI_Gather => PMPI_Gather(sb: *const V, sc: c_int, st: T, rb: *mut V, rc: c_int, rt: T,
+        root: c_int, comm: MPI_Comm) on comm as Shape::NToOne { root };
+    /// `MPI_Gatherv` (§6.5): n-to-1.
+    MPI_Gatherv => PMPI_Gatherv(sb: *const V, sc: c_int, st: T, rb: *mut V, rcs: Ints, displs: Ints,
+        rt: T, root: c_int, comm: MPI_Comm) on comm as Shape::NToOne { root };
+    /// `MPI_Scatter` (§6.6): 1-to-n.
+    MPI_Scatter => PMPI_Scatter(sb: *const V, sc: c_int, st: T, rb: *mut V, rc: c_int, rt: T,
+        root: c_int, comm: MPI_Comm) on comm as Shape::OneToN { root };
+    /// `MPI_Scatterv` (§6.6): 1-to-n.
+    MPI_Scatterv => PMPI_Scatterv(sb: *const V, scs: Ints, displs: Ints, st: T, rb: *mut V, rc: c_int,
+        rt: T, root: c_int, comm: MPI_Comm) on comm as Shape::OneToN { root };
+    /// `MPI_Allgather` (§6.7): n-to-n.
+    MPI_Allgather => PMPI_Allgather(sb: *const V, sc: c_int, st: T, rb: *mut V, rc: c_int, rt: T,
+        comm: MPI_Comm) on comm as Shape::NToN;
+    /// `MPI_Allgatherv` (§6.7): n-to-n.
+    MPI_Allgatherv => PMPI_Allgatherv(sb: *const V, sc: c_int, st: T, rb: *mut V, rcs: Ints,
+        displs: Ints, rt: T, comm: MPI_Comm) on comm as Shape::NToN;
+    /// `MPI_Alltoall` (§6.8): n-to-n.
+    MPI_Alltoall => PMPI_Alltoall(sb: *const V, sc: c_int, st: T, rb: *mut V, rc: c_int, rt: T,
+        comm: MPI_Comm) on comm as Shape::NToN;
+    /// `MPI_Alltoallv` (§6.8): n-to-n.
+    MPI_Alltoallv => PMPI_Alltoallv(sb: *const V, scs: Ints, sd: Ints, st: T, rb: *mut V, rcs: Ints,
+        rd: Ints, rt: T, comm: MPI_Comm) on comm as Shape::NToN;
+    /// `MPI_Alltoallw` (§6.8): n-to-n.
+    MPI_Alltoallw => PMPI_Alltoallw(sb: *const V, scs: Ints, sd: Ints, st: Types, rb: *mut V,
+        rcs: Ints, rd: Ints, rt: Types, comm: MPI_Comm) on comm as Shape::NToN;
+    /// `MPI_Reduce` (§6.9.1): n-to-1.
+    MPI_Reduce => PMPI_Reduce(sb: *const V, rb: *mut V, count: c_int, datatype: T, op: MPI_Op,
+        root: c_int, comm: MPI_Comm) on comm as Shape::NToOne { root };
+    /// `MPI_Allreduce` (§6.9.6): n-to-n.
+    MPI_Allreduce => PMPI_Allreduce(sb: *const V, rb: *mut V, count: c_int, datatype: T, op: MPI_Op,
+        comm: MPI_Comm) on comm as Shape::NToN;
+    /// `MPI_Reduce_scatter` (§6.10.2): n-to-n.
+    MPI_Reduce_scatter => PMPI_Reduce_scatter(sb: *const V, rb: *mut V, rcs: Ints, datatype: T,
+        op: MPI_Op, comm: MPI_Comm) on comm as Shape::NToN;
+    /// `MPI_Reduce_scatter_block` (§6.10.1): n-to-n.
+    MPI_Reduce_scatter_block => PMPI_Reduce_scatter_block(sb: *const V, rb: *mut V, rc: c_int,
+        datatype: T, op: MPI_Op, comm: MPI_Comm) on comm as Shape::NToN;
+    /// `MPI_Scan` (§6.11.1): rank i merges ranks 0..=i.
+    MPI_Scan => PMPI_Scan(sb: *const V, rb: *mut V, count: c_int, datatype: T, op: MPI_Op,
+        comm: MPI_Comm) on comm as Shape::Prefix;
+    /// `MPI_Exscan` (§6.11.2): rank i merges ranks 0..=i.
+    MPI_Exscan => PMPI_Exscan(sb: *const V, rb: *mut V, count: c_int, datatype: T, op: MPI_Op,
+        comm: MPI_Comm) on comm as Shape::Prefix;
+}
+
+nonblocking_collectives! {
+    /// `MPI_Ibarrier` (MPI-4.0 §6.12.1): n-to-n, merged at completion.
+    MPI_Ibarrier => PMPI_Ibarrier(comm: MPI_Comm) on comm as Shape::NToN;
+    /// `MPI_Ibcast` (§6.12.2): 1-to-n.
+    MPI_Ibcast => PMPI_Ibcast(buf: *mut V, count: c_int, datatype: T, root: c_int, comm: MPI_Comm)
+        on comm as Shape::OneToN { root };
+    /// `MPI_Igather` (§6.12.3): n-to-1.
+    MPI_Igather => PMPI_Igather(sb: *const V, sc: c_int, st: T, rb: *mut V, rc: c_int, rt: T,
+        root: c_int, comm: MPI_Comm) on comm as Shape::NToOne { root };
+    /// `MPI_Igatherv` (§6.12.3): n-to-1.
+    MPI_Igatherv => PMPI_Igatherv(sb: *const V, sc: c_int, st: T, rb: *mut V, rcs: Ints,
+        displs: Ints, rt: T, root: c_int, comm: MPI_Comm) on comm as Shape::NToOne { root };
+    /// `MPI_Iscatter` (§6.12.4): 1-to-n.
+    MPI_Iscatter => PMPI_Iscatter(sb: *const V, sc: c_int, st: T, rb: *mut V, rc: c_int, rt: T,
+        root: c_int, comm: MPI_Comm) on comm as Shape::OneToN { root };
+    /// `MPI_Iscatterv` (§6.12.4): 1-to-n.
+    MPI_Iscatterv => PMPI_Iscatterv(sb: *const V, scs: Ints, displs: Ints, st: T, rb: *mut V,
+        rc: c_int, rt: T, root: c_int, comm: MPI_Comm) on comm as Shape::OneToN { root };
+    /// `MPI_Iallgather` (§6.12.5): n-to-n.
+    MPI_Iallgather => PMPI_Iallgather(sb: *const V, sc: c_int, st: T, rb: *mut V, rc: c_int, rt: T,
+        comm: MPI_Comm) on comm as Shape::NToN;
+    /// `MPI_Iallgatherv` (§6.12.5): n-to-n.
+    MPI_Iallgatherv => PMPI_Iallgatherv(sb: *const V, sc: c_int, st: T, rb: *mut V, rcs: Ints,
+        displs: Ints, rt: T, comm: MPI_Comm) on comm as Shape::NToN;
+    /// `MPI_Ialltoall` (§6.12.6): n-to-n.
+    MPI_Ialltoall => PMPI_Ialltoall(sb: *const V, sc: c_int, st: T, rb: *mut V, rc: c_int, rt: T,
+        comm: MPI_Comm) on comm as Shape::NToN;
+    /// `MPI_Ialltoallv` (§6.12.6): n-to-n.
+    MPI_Ialltoallv => PMPI_Ialltoallv(sb: *const V, scs: Ints, sd: Ints, st: T, rb: *mut V,
+        rcs: Ints, rd: Ints, rt: T, comm: MPI_Comm) on comm as Shape::NToN;
+    /// `MPI_Ialltoallw` (§6.12.6): n-to-n.
+    MPI_Ialltoallw => PMPI_Ialltoallw(sb: *const V, scs: Ints, sd: Ints, st: Types, rb: *mut V,
+        rcs: Ints, rd: Ints, rt: Types, comm: MPI_Comm) on comm as Shape::NToN;
+    /// `MPI_Ireduce` (§6.12.7): n-to-1.
+    MPI_Ireduce => PMPI_Ireduce(sb: *const V, rb: *mut V, count: c_int, datatype: T, op: MPI_Op,
+        root: c_int, comm: MPI_Comm) on comm as Shape::NToOne { root };
+    /// `MPI_Iallreduce` (§6.12.8): n-to-n.
+    MPI_Iallreduce => PMPI_Iallreduce(sb: *const V, rb: *mut V, count: c_int, datatype: T,
+        op: MPI_Op, comm: MPI_Comm) on comm as Shape::NToN;
+    /// `MPI_Ireduce_scatter` (§6.12.10): n-to-n.
+    MPI_Ireduce_scatter => PMPI_Ireduce_scatter(sb: *const V, rb: *mut V, rcs: Ints, datatype: T,
+        op: MPI_Op, comm: MPI_Comm) on comm as Shape::NToN;
+    /// `MPI_Ireduce_scatter_block` (§6.12.9): n-to-n.
+    MPI_Ireduce_scatter_block => PMPI_Ireduce_scatter_block(sb: *const V, rb: *mut V, rc: c_int,
+        datatype: T, op: MPI_Op, comm: MPI_Comm) on comm as Shape::NToN;
+    /// `MPI_Iscan` (§6.12.11): prefix.
+    MPI_Iscan => PMPI_Iscan(sb: *const V, rb: *mut V, count: c_int, datatype: T, op: MPI_Op,
+        comm: MPI_Comm) on comm as Shape::Prefix;
+    /// `MPI_Iexscan` (§6.12.12): prefix.
+    MPI_Iexscan => PMPI_Iexscan(sb: *const V, rb: *mut V, count: c_int, datatype: T, op: MPI_Op,
+        comm: MPI_Comm) on comm as Shape::Prefix;
+}

@@ -1,0 +1,494 @@
+//! Completion calls (MPI-4.0 §3.7.3, §3.7.5, §3.9): `Wait`, `Waitall`,
+//! `Waitany`, `Waitsome`, their `Test` twins, `Request_get_status`,
+//! `Request_free`, `Start`, `Startall`. Each takes its requests' entries
+//! out of the table before the MPI completes them (and sets the program's
+//! handles to `MPI_REQUEST_NULL`), then finishes what completed: fixes the
+//! status of a receive, merges the records received (R4, R5; R6's n-to-1
+//! shape when several complete at once; seed 000 §4.3.2), runs a
+//! registered [`Completion`](crate::requests::Completion), and puts back
+//! what did not complete. A cancelled request merges nothing.
+//! `MPI_Cancel` itself needs no wrapper.
+
+use core::ffi::c_int;
+
+use crate::merge::{self, Received};
+use crate::p2p::delivered;
+use crate::region::{self, Named};
+use heisen_shmem::Record;
+
+use crate::piggyback::{LEN, Wire};
+use crate::requests::{Entry, Kind, Taken, table};
+use crate::setup::{Mpi, ensure};
+use crate::status;
+use crate::sys::{self, MPI_Request, MPI_Status};
+
+/// Finishes one completed request whose outcome is `error` (its
+/// status's error or the call's code): its merge goes into `received`.
+fn finish(
+    request: MPI_Request,
+    taken: Taken,
+    begin: Option<u64>,
+    st: *mut MPI_Status,
+    error: c_int,
+    received: &mut Vec<Received>,
+) {
+    let cancelled = status::cancelled(st);
+    let Taken { index, entry } = taken;
+    match &entry.kind {
+        Kind::Unmeasured if delivered(error) && !cancelled => {
+            status::fix(st);
+        }
+        Kind::Recv { site, wildcard } if delivered(error) && !cancelled => {
+            if let Some(bytes) = status::fix(st)
+                && let Some(record) = received_record(index, &entry, error, bytes)
+            {
+                received.push(Received {
+                    record,
+                    site: *site,
+                    wildcard: *wildcard,
+                    bytes,
+                    // SAFETY: the MPI wrote the status.
+                    source: unsafe { (*st).MPI_SOURCE },
+                });
+            }
+        }
+        _ => {}
+    }
+    if let Kind::Hook(_) = entry.kind {
+        let Entry { kind, .. } = entry;
+        if let Kind::Hook(hook) = kind {
+            hook.complete(begin.unwrap_or(0), st, cancelled);
+        }
+        table().release(index);
+        return;
+    }
+    if entry.persistent {
+        table().put_back(request, Taken { index, entry });
+    } else {
+        table().release_entry(index, entry);
+    }
+}
+
+/// The record a completed receive got, and for a staged one its data
+/// copied to the program's buffer (`None`: nothing to merge). A truncated
+/// staged receive copies nothing: the staging bytes are not the message's.
+fn received_record(
+    index: u16,
+    entry: &Entry,
+    error: c_int,
+    bytes: usize,
+) -> Option<Option<Record>> {
+    let Some(s) = entry.staged else {
+        // SAFETY: the request completed: the MPI wrote its record into the
+        // slot and nothing writes it until a new start.
+        let wire = unsafe { &*table().wire(index).cast::<Wire>() };
+        return Some(merge::record_of(wire));
+    };
+    if error != sys::success() {
+        return None;
+    }
+    let stage = table().stage(s.stage);
+    let payload = bytes.min(s.bytes);
+    // SAFETY: the staging buffer holds the record and `bytes` of payload
+    // the MPI wrote; the program's buffer holds `s.bytes`.
+    unsafe {
+        if payload > 0 {
+            core::ptr::copy_nonoverlapping(stage.add(LEN), s.buf.cast::<u8>(), payload);
+        }
+        Some(merge::record_of(&*stage.cast::<Wire>()))
+    }
+}
+
+/// Merges what a completion call received.
+fn merge_all(m: &Mpi, begin: Option<u64>, received: &[Received]) {
+    if let Some(b) = begin {
+        merge::received(m, b, received);
+    }
+}
+
+/// Statuses for `n` requests: the program's array, or `scratch` grown to
+/// `n` when it passed `MPI_STATUSES_IGNORE`.
+fn statuses(user: *mut MPI_Status, n: usize, scratch: &mut Vec<MPI_Status>) -> *mut MPI_Status {
+    if user.is_null() || user == sys::statuses_ignore() || user == sys::status_ignore() {
+        scratch.resize(n, sys::empty_status());
+        scratch.as_mut_ptr()
+    } else {
+        user
+    }
+}
+
+/// The program's request array as a slice.
+fn requests<'a>(array: *mut MPI_Request, n: c_int) -> &'a mut [MPI_Request] {
+    if array.is_null() || n <= 0 {
+        return &mut [];
+    }
+    // SAFETY: the MPI call's contract: `n` valid handles.
+    unsafe { core::slice::from_raw_parts_mut(array, n as usize) }
+}
+
+// ----- one request -----------------------------------------------------------
+
+/// `Wait` or `Test` of one request through `call(request, flag, status)`.
+fn single(
+    m: &Mpi,
+    region: &'static Named,
+    request: *mut MPI_Request,
+    user_status: *mut MPI_Status,
+    call: impl FnOnce(*mut MPI_Request, *mut c_int, *mut MPI_Status) -> c_int,
+    flag: *mut c_int,
+) -> c_int {
+    // SAFETY: the program's request.
+    let before = unsafe { *request };
+    let Some(taken) = table().take(before) else {
+        return call(request, flag, user_status);
+    };
+    region::call(region, || {
+        let mut scratch = sys::empty_status();
+        let st = status::or_scratch(user_status, &mut scratch);
+        let begin = merge::begin(m);
+        let rc = call(request, flag, st);
+        // SAFETY: `flag` is the wrapper's own or the program's.
+        let done = unsafe { *flag } != 0;
+        if !done {
+            table().put_back(before, taken);
+            return rc;
+        }
+        let mut received = Vec::new();
+        finish(before, taken, begin, st, rc, &mut received);
+        merge_all(m, begin, &received);
+        rc
+    })
+}
+
+/// `MPI_Wait`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Wait(request: *mut MPI_Request, status: *mut MPI_Status) -> c_int {
+    let Some(m) = ensure().filter(|_| !request.is_null()) else {
+        // SAFETY: the program's arguments, unchanged.
+        return unsafe { sys::PMPI_Wait(request, status) };
+    };
+    static REGION: Named = Named::new("MPI_Wait");
+    let mut flag: c_int = 1;
+    single(
+        m,
+        &REGION,
+        request,
+        status,
+        |r, _, s| unsafe { sys::PMPI_Wait(r, s) },
+        &mut flag,
+    )
+}
+
+/// `MPI_Test`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Test(
+    request: *mut MPI_Request,
+    flag: *mut c_int,
+    status: *mut MPI_Status,
+) -> c_int {
+    let Some(m) = ensure().filter(|_| !request.is_null() && !flag.is_null()) else {
+        // SAFETY: the program's arguments, unchanged.
+        return unsafe { sys::PMPI_Test(request, flag, status) };
+    };
+    static REGION: Named = Named::new("MPI_Test");
+    // SAFETY: the program's arguments, with the status heisen reads.
+    single(
+        m,
+        &REGION,
+        request,
+        status,
+        |r, f, s| unsafe { sys::PMPI_Test(r, f, s) },
+        flag,
+    )
+}
+
+// ----- many requests ---------------------------------------------------------
+
+/// Which requests a multiple completion completed.
+enum Done<'a> {
+    /// All (`Waitall`, a true `Testall`), with the call's return code.
+    All(c_int),
+    /// One, at this index (`Waitany`, `Testany`).
+    One(usize),
+    /// Those at these indices (`Waitsome`, `Testsome`), statuses in order.
+    Some(&'a [c_int]),
+    /// None.
+    Nothing,
+}
+
+/// Finishes the requests `done` says completed and puts back the others.
+fn finish_many(
+    m: &Mpi,
+    begin: Option<u64>,
+    befores: &[MPI_Request],
+    mut taken: Vec<Option<Taken>>,
+    sts: *mut MPI_Status,
+    done: Done<'_>,
+    rc: c_int,
+) {
+    let mut received = Vec::new();
+    let mut complete =
+        |i: usize, st: *mut MPI_Status, error: c_int, received: &mut Vec<Received>| {
+            if let Some(t) = taken.get_mut(i).and_then(Option::take) {
+                finish(befores[i], t, begin, st, error, received);
+            }
+        };
+    match done {
+        Done::All(rc) => {
+            for i in 0..befores.len() {
+                // SAFETY: one status per request.
+                let st = unsafe { sts.add(i) };
+                // With MPI_ERR_IN_STATUS, each status says its outcome.
+                let error = if rc == sys::err_in_status() {
+                    unsafe { (*st).MPI_ERROR }
+                } else {
+                    rc
+                };
+                if error != sys::err_pending() {
+                    complete(i, st, error, &mut received);
+                }
+            }
+        }
+        Done::One(i) => complete(i, sts, rc, &mut received),
+        Done::Some(indices) => {
+            for (j, &i) in indices.iter().enumerate() {
+                // SAFETY: statuses are filled in the order of `indices`.
+                let st = unsafe { sts.add(j) };
+                let error = if rc == sys::err_in_status() {
+                    unsafe { (*st).MPI_ERROR }
+                } else {
+                    rc
+                };
+                complete(i as usize, st, error, &mut received);
+            }
+        }
+        Done::Nothing => {}
+    }
+    for (i, t) in taken.into_iter().enumerate() {
+        if let Some(t) = t {
+            table().put_back(befores[i], t);
+        }
+    }
+    merge_all(m, begin, &received);
+}
+
+/// The common part of every multiple completion: takes the entries,
+/// calls, finishes. `call(statuses)` returns the code and what completed.
+fn many(
+    m: &Mpi,
+    region: &'static Named,
+    array: *mut MPI_Request,
+    n: c_int,
+    user_statuses: *mut MPI_Status,
+    status_count: usize,
+    call: impl FnOnce(*mut MPI_Status) -> (c_int, Vec<c_int>, bool),
+) -> c_int {
+    let befores: Vec<MPI_Request> = requests(array, n).to_vec();
+    let taken = table().take_all(&befores);
+    if taken.iter().all(Option::is_none) {
+        return call(user_statuses).0;
+    }
+    region::call(region, || {
+        let mut scratch = Vec::new();
+        let sts = statuses(user_statuses, status_count, &mut scratch);
+        let begin = merge::begin(m);
+        let (rc, indices, all) = call(sts);
+        let done = if all {
+            Done::All(rc)
+        } else if indices.len() == 1 && status_count == 1 {
+            Done::One(indices[0] as usize)
+        } else if indices.is_empty() {
+            Done::Nothing
+        } else {
+            Done::Some(&indices)
+        };
+        finish_many(m, begin, &befores, taken, sts, done, rc);
+        rc
+    })
+}
+
+macro_rules! wrapper_or_pass {
+    ($pass:expr) => {
+        match ensure() {
+            Some(m) => m,
+            None => return $pass,
+        }
+    };
+}
+
+/// `MPI_Waitall`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Waitall(
+    count: c_int,
+    array: *mut MPI_Request,
+    statuses: *mut MPI_Status,
+) -> c_int {
+    // SAFETY (every PMPI call in this section): the program's arguments,
+    // or statuses heisen owns of the right length.
+    let m = wrapper_or_pass!(unsafe { sys::PMPI_Waitall(count, array, statuses) });
+    static REGION: Named = Named::new("MPI_Waitall");
+    many(
+        m,
+        &REGION,
+        array,
+        count,
+        statuses,
+        count.max(0) as usize,
+        |s| {
+            (
+                unsafe { sys::PMPI_Waitall(count, array, s) },
+                Vec::new(),
+                true,
+            )
+        },
+    )
+}
+
+/// `MPI_Testall`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Testall(
+    count: c_int,
+    array: *mut MPI_Request,
+    flag: *mut c_int,
+    statuses: *mut MPI_Status,
+) -> c_int {
+    let m = wrapper_or_pass!(unsafe { sys::PMPI_Testall(count, array, flag, statuses) });
+    static REGION: Named = Named::new("MPI_Testall");
+    many(
+        m,
+        &REGION,
+        array,
+        count,
+        statuses,
+        count.max(0) as usize,
+        |s| {
+            let rc = unsafe { sys::PMPI_Testall(count, array, flag, s) };
+            let all = unsafe { *flag } != 0 || rc == sys::err_in_status();
+            (rc, Vec::new(), all)
+        },
+    )
+}
+
+/// `MPI_Waitany`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Waitany(
+    count: c_int,
+    array: *mut MPI_Request,
+    index: *mut c_int,
+    status: *mut MPI_Status,
+) -> c_int {
+    let m = wrapper_or_pass!(unsafe { sys::PMPI_Waitany(count, array, index, status) });
+    static REGION: Named = Named::new("MPI_Waitany");
+    many(m, &REGION, array, count, status, 1, |s| {
+        let rc = unsafe { sys::PMPI_Waitany(count, array, index, s) };
+        let i = unsafe { *index };
+        (
+            rc,
+            if i == sys::undefined() {
+                vec![]
+            } else {
+                vec![i]
+            },
+            false,
+        )
+    })
+}
+
+/// `MPI_Testany`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Testany(
+    count: c_int,
+    array: *mut MPI_Request,
+    index: *mut c_int,
+    flag: *mut c_int,
+    status: *mut MPI_Status,
+) -> c_int {
+    let m = wrapper_or_pass!(unsafe { sys::PMPI_Testany(count, array, index, flag, status) });
+    static REGION: Named = Named::new("MPI_Testany");
+    many(m, &REGION, array, count, status, 1, |s| {
+        let rc = unsafe { sys::PMPI_Testany(count, array, index, flag, s) };
+        let i = unsafe { *index };
+        let done = unsafe { *flag } != 0 && i != sys::undefined();
+        (rc, if done { vec![i] } else { vec![] }, false)
+    })
+}
+
+/// `Waitsome` or `Testsome` through `call(statuses)`.
+fn some(
+    m: &Mpi,
+    region: &'static Named,
+    count: c_int,
+    array: *mut MPI_Request,
+    outcount: *mut c_int,
+    indices: *mut c_int,
+    statuses: *mut MPI_Status,
+    call: impl FnOnce(*mut MPI_Status) -> c_int,
+) -> c_int {
+    many(
+        m,
+        region,
+        array,
+        count,
+        statuses,
+        count.max(0) as usize,
+        |s| {
+            let rc = call(s);
+            // SAFETY: the MPI wrote `outcount` and that many indices.
+            let n = unsafe { *outcount };
+            let done = if n == sys::undefined() || n <= 0 {
+                Vec::new()
+            } else {
+                unsafe { core::slice::from_raw_parts(indices, n as usize) }.to_vec()
+            };
+            (rc, done, false)
+        },
+    )
+}
+
+/// `MPI_Waitsome`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Waitsome(
+    count: c_int,
+    array: *mut MPI_Request,
+    outcount: *mut c_int,
+    indices: *mut c_int,
+    statuses: *mut MPI_Status,
+) -> c_int {
+    let m =
+        wrapper_or_pass!(unsafe { sys::PMPI_Waitsome(count, array, outcount, indices, statuses) });
+    static REGION: Named = Named::new("MPI_Waitsome");
+    some(
+        m,
+        &REGION,
+        count,
+        array,
+        outcount,
+        indices,
+        statuses,
+        |s| unsafe { sys::PMPI_Waitsome(count, array, outcount, indices, s) },
+    )
+}
+
+/// `MPI_Testsome`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Testsome(
+    count: c_int,
+    array: *mut MPI_Request,
+    outcount: *mut c_int,
+    indices: *mut c_int,
+    statuses: *mut MPI_Status,
+) -> c_int {
+    let m =
+        wrapper_or_pass!(unsafe { sys::PMPI_Testsome(count, array, outcount, indices, statuses) });
+    static REGION: Named = Named::new("MPI_Testsome");
+    some(
+        m,
+        &REGION,
+        count,
+        array,
+        outcount,
+        indices,
+        statuses,
+        |s| unsafe { sys::PMPI_Testsome(count, array, outcount, indices, s) },
+    )
+}

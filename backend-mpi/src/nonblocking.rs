@@ -1,0 +1,374 @@
+//! Nonblocking and persistent point-to-point (MPI-4.0 §3.7, §3.9): the
+//! record travels in the request table's slot (stable memory, as a
+//! request's buffers must be), joined with the data by a struct type; the
+//! merge happens at completion (`completion`). One generic per shape:
+//! posted sends (`Isend` … and `Send_init` …), posted receives (`Irecv`,
+//! `Recv_init`, `Imrecv`).
+
+use core::ffi::{c_int, c_void};
+
+use crate::datatype;
+use crate::merge;
+use crate::piggyback::{self, LEN, Wire};
+use crate::region::{self, Named};
+use crate::requests::{Entry, Kind, Staged, table};
+use crate::setup::{Mpi, ensure};
+use crate::sys::{self, MPI_Comm, MPI_Datatype, MPI_Message, MPI_Request};
+
+/// How a posted operation starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Post {
+    /// Active at once (`Isend`, `Irecv`): the type is freed right away.
+    Now,
+    /// Persistent (`*_init`): the type lives as long as the request, the
+    /// record is taken at each `MPI_Start`.
+    Persistent,
+}
+
+/// A record slot for a posted operation: `(slot, its memory)`, or no slot
+/// and the shared memory `fallback` when the table is full (R12).
+fn slot(fallback: *mut u8) -> (Option<u16>, *mut u8) {
+    match table().reserve() {
+        Some((index, wire)) => (Some(index), wire),
+        None => (None, fallback),
+    }
+}
+
+/// Posts `count × datatype` at `buf` with its record through `call(buffer,
+/// count, type, request)`; files the request.
+fn post(
+    post: Post,
+    kind: impl Fn() -> Kind,
+    wire: *mut u8,
+    index: Option<u16>,
+    buf: *const c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    request: *mut MPI_Request,
+    call: impl FnOnce(*const c_void, c_int, MPI_Datatype, *mut MPI_Request) -> c_int,
+) -> c_int {
+    let t = match datatype::joined(wire, buf, count, datatype) {
+        Ok(t) => t,
+        Err(rc) => {
+            if let Some(i) = index {
+                table().release(i);
+            }
+            return rc;
+        }
+    };
+    let rc = call(sys::bottom(), 1, t, request);
+    let keep = post == Post::Persistent && rc == sys::success();
+    if !keep {
+        datatype::free(t);
+    }
+    match index {
+        Some(i) if rc == sys::success() => {
+            let entry = Entry {
+                kind: kind(),
+                persistent: post == Post::Persistent,
+                datatype: keep.then_some(t),
+                staged: None,
+            };
+            // SAFETY: the MPI wrote the request handle.
+            table().insert(unsafe { *request }, i, entry);
+        }
+        Some(i) => table().release(i),
+        None if rc == sys::success() && matches!(kind(), Kind::Recv { .. }) => {
+            // SAFETY: the MPI wrote the request handle.
+            table().mark_unmeasured(unsafe { *request }, post == Post::Persistent);
+            if keep {
+                datatype::free(t);
+            }
+        }
+        None => {
+            if keep {
+                // A persistent request without a slot cannot free its
+                // type later; free it now (MPI keeps it while in use).
+                datatype::free(t);
+            }
+        }
+    }
+    rc
+}
+
+/// Posts a small contiguous message staged: record and data in a staging
+/// buffer (no struct type, `datatype`). `None` when no slot or staging
+/// buffer is free (the caller joins with a struct type instead). The
+/// message carries `length` payload bytes; a receive's are copied to
+/// `buf` (`bytes` long) at completion.
+/// `fill(stage)` writes the stage before the post (a send's record and
+/// data); `call(stage, bytes, request)` posts it.
+fn staged(
+    kind: Kind,
+    buf: *mut c_void,
+    bytes: usize,
+    length: usize,
+    request: *mut MPI_Request,
+    fill: impl FnOnce(&mut [u8]),
+    call: impl FnOnce(*mut c_void, c_int, *mut MPI_Request) -> c_int,
+) -> Option<c_int> {
+    let t = table();
+    let (stage, memory) = t.reserve_stage()?;
+    let Some((index, _)) = t.reserve() else {
+        t.release_stage(stage);
+        return None;
+    };
+    // SAFETY: a reserved staging buffer of STAGE_BYTES >= LEN + length.
+    let stage_bytes = unsafe { core::slice::from_raw_parts_mut(memory, LEN + length) };
+    fill(stage_bytes);
+    let rc = call(memory.cast(), (LEN + length) as c_int, request);
+    let entry = Entry {
+        kind,
+        persistent: false,
+        datatype: None,
+        staged: Some(Staged { stage, buf, bytes }),
+    };
+    if rc == sys::success() {
+        // SAFETY: the MPI wrote the request handle.
+        t.insert(unsafe { *request }, index, entry);
+    } else {
+        t.release_entry(index, entry);
+    }
+    Some(rc)
+}
+
+/// A posted send: an immediate one takes its record now (R3); a
+/// persistent one at each `MPI_Start`.
+fn posted_send(
+    region: &'static Named,
+    how: Post,
+    f: crate::p2p::PostFn,
+    buf: *const c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    let Some(m) = ensure().filter(|_| dest != sys::proc_null()) else {
+        // SAFETY: the program's arguments, unchanged.
+        return unsafe { f(buf, count, datatype, dest, tag, comm, request) };
+    };
+    region::call(region, || {
+        let bytes = crate::p2p::payload_bytes(count, datatype);
+        if how == Post::Now
+            && let Some(n) = datatype::stageable(buf, count, datatype)
+        {
+            let fill = |stage: &mut [u8]| {
+                let (record, data) = stage.split_at_mut(LEN);
+                let wire: &mut Wire = record.try_into().expect("a record's length");
+                merge::release(m, wire);
+                if n > 0 {
+                    // SAFETY: a predefined datatype: `n` contiguous bytes.
+                    data.copy_from_slice(unsafe { core::slice::from_raw_parts(buf.cast(), n) });
+                }
+            };
+            let call = |b: *mut c_void, c, r| {
+                // SAFETY: the staging buffer holds `c` bytes.
+                unsafe { f(b, c, sys::byte(), dest, tag, comm, r) }
+            };
+            if let Some(rc) = staged(Kind::Send, core::ptr::null_mut(), 0, n, request, fill, call) {
+                merge::sent(region.id(), dest, bytes, None);
+                return rc;
+            }
+        }
+        let (index, wire) = slot(piggyback::empty().as_ptr().cast_mut());
+        if let Some(i) = index {
+            release_into(m, table().wire(i), how);
+        }
+        let rc = post(
+            how,
+            || Kind::Send,
+            wire,
+            index,
+            buf,
+            count,
+            datatype,
+            request,
+            |b, c, t, r| {
+                // SAFETY: a joined type from MPI_BOTTOM and the program's request.
+                unsafe { f(b, c, t, dest, tag, comm, r) }
+            },
+        );
+        if how == Post::Now {
+            merge::sent(
+                region.id(),
+                dest,
+                crate::p2p::payload_bytes(count, datatype),
+                None,
+            );
+        }
+        rc
+    })
+}
+
+/// Takes a send's record into slot memory `wire` now (an immediate send)
+/// or writes the empty record until its first start (persistent).
+fn release_into(m: &Mpi, wire: *mut u8, how: Post) {
+    // SAFETY: a reserved slot's record memory, not in flight.
+    let wire = unsafe { &mut *wire.cast::<Wire>() };
+    match how {
+        Post::Now => merge::release(m, wire),
+        Post::Persistent => *wire = *piggyback::empty(),
+    }
+}
+
+/// Takes a persistent send's record at `MPI_Start` (R3) into its slot.
+pub fn restart_send(m: &Mpi, index: u16) {
+    release_into(m, table().wire(index), Post::Now);
+}
+
+macro_rules! posted_sends {
+    ($($name:ident => $pmpi:ident, $how:ident);* $(;)?) => {$(
+        /// A nonblocking or persistent send (MPI-4.0 §3.7.2, §3.9).
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $name(
+            buf: *const c_void,
+            count: c_int,
+            datatype: MPI_Datatype,
+            dest: c_int,
+            tag: c_int,
+            comm: MPI_Comm,
+            request: *mut MPI_Request,
+        ) -> c_int {
+            static REGION: Named = Named::new(stringify!($name));
+            posted_send(&REGION, Post::$how, sys::$pmpi, buf, count, datatype, dest, tag, comm, request)
+        }
+    )*};
+}
+
+posted_sends! {
+    MPI_Isend => PMPI_Isend, Now;
+    MPI_Ibsend => PMPI_Ibsend, Now;
+    MPI_Issend => PMPI_Issend, Now;
+    MPI_Irsend => PMPI_Irsend, Now;
+    MPI_Send_init => PMPI_Send_init, Persistent;
+    MPI_Bsend_init => PMPI_Bsend_init, Persistent;
+    MPI_Ssend_init => PMPI_Ssend_init, Persistent;
+    MPI_Rsend_init => PMPI_Rsend_init, Persistent;
+}
+
+/// A posted receive: its record lands in its slot; the merge is at
+/// completion.
+fn posted_recv(
+    region: &'static Named,
+    how: Post,
+    wildcard: bool,
+    buf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    request: *mut MPI_Request,
+    call: impl Fn(*const c_void, c_int, MPI_Datatype, *mut MPI_Request) -> c_int,
+) -> c_int {
+    region::call(region, || {
+        let site = region.id();
+        if how == Post::Now
+            && let Some(n) = datatype::stageable(buf, count, datatype)
+        {
+            let kind = Kind::Recv { site, wildcard };
+            let post = |b: *mut c_void, c, r| call(b.cast_const(), c, sys::byte(), r);
+            if let Some(rc) = staged(kind, buf, n, n, request, |_| {}, post) {
+                return rc;
+            }
+        }
+        let (index, wire) = slot(table().scratch());
+        let kind = || Kind::Recv { site, wildcard };
+        post(how, kind, wire, index, buf, count, datatype, request, call)
+    })
+}
+
+/// `MPI_Irecv` (MPI-4.0 §3.7.2).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Irecv(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    if ensure().is_none() || source == sys::proc_null() {
+        // SAFETY: the program's arguments, unchanged.
+        return unsafe { sys::PMPI_Irecv(buf, count, datatype, source, tag, comm, request) };
+    }
+    static REGION: Named = Named::new("MPI_Irecv");
+    let wildcard = source == sys::any_source();
+    posted_recv(
+        &REGION,
+        Post::Now,
+        wildcard,
+        buf,
+        count,
+        datatype,
+        request,
+        |b, c, t, r| {
+            // SAFETY: a joined type from MPI_BOTTOM and the program's request.
+            unsafe { sys::PMPI_Irecv(b.cast_mut(), c, t, source, tag, comm, r) }
+        },
+    )
+}
+
+/// `MPI_Recv_init` (MPI-4.0 §3.9).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Recv_init(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    if ensure().is_none() || source == sys::proc_null() {
+        // SAFETY: the program's arguments, unchanged.
+        return unsafe { sys::PMPI_Recv_init(buf, count, datatype, source, tag, comm, request) };
+    }
+    static REGION: Named = Named::new("MPI_Recv_init");
+    let wildcard = source == sys::any_source();
+    posted_recv(
+        &REGION,
+        Post::Persistent,
+        wildcard,
+        buf,
+        count,
+        datatype,
+        request,
+        |b, c, t, r| {
+            // SAFETY: as in MPI_Irecv.
+            unsafe { sys::PMPI_Recv_init(b.cast_mut(), c, t, source, tag, comm, r) }
+        },
+    )
+}
+
+/// `MPI_Imrecv` (MPI-4.0 §3.8.3).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Imrecv(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    message: *mut MPI_Message,
+    request: *mut MPI_Request,
+) -> c_int {
+    // SAFETY: the program's handle pointer.
+    let no_proc = message.is_null() || unsafe { *message } == sys::message_no_proc();
+    if ensure().is_none() || no_proc {
+        // SAFETY: the program's arguments, unchanged.
+        return unsafe { sys::PMPI_Imrecv(buf, count, datatype, message, request) };
+    }
+    static REGION: Named = Named::new("MPI_Imrecv");
+    posted_recv(
+        &REGION,
+        Post::Now,
+        false,
+        buf,
+        count,
+        datatype,
+        request,
+        |b, c, t, r| {
+            // SAFETY: as in MPI_Irecv.
+            unsafe { sys::PMPI_Imrecv(b.cast_mut(), c, t, message, r) }
+        },
+    )
+}

@@ -1,0 +1,319 @@
+//! Point-to-point wrappers (issue items 1 and 2; MPI-4.0 §3), one generic
+//! per call shape: blocking send (`Send`, `Bsend`, `Ssend`, `Rsend`),
+//! blocking receive (`Recv`, `Mrecv`), nonblocking and persistent send
+//! (`Isend` …, `Send_init` …), nonblocking and persistent receive
+//! (`Irecv`, `Imrecv`, `Recv_init`), `Sendrecv`, `Sendrecv_replace`, and
+//! the probes (`status::fix` on what they return).
+//!
+//! Every message is the sender's record followed by its data
+//! (`datatype`); every receive merges the record it got (`merge`).
+//! `MPI_PROC_NULL` peers pass straight through: no message moves.
+
+use core::ffi::{c_int, c_void};
+
+use crate::datatype::{self, Side};
+use crate::merge::{self, Received};
+use crate::piggyback::{self, LEN, Wire};
+use crate::region::{self, Named};
+use crate::setup::{Mpi, ensure};
+use crate::status;
+use crate::sys::{self, MPI_Comm, MPI_Datatype, MPI_Message, MPI_Request, MPI_Status};
+
+/// A blocking send's `PMPI_*` function.
+pub type SendFn =
+    unsafe extern "C" fn(*const c_void, c_int, MPI_Datatype, c_int, c_int, MPI_Comm) -> c_int;
+
+/// A nonblocking or persistent send's (or receive's, with `*mut`) function.
+pub type PostFn = unsafe extern "C" fn(
+    *const c_void,
+    c_int,
+    MPI_Datatype,
+    c_int,
+    c_int,
+    MPI_Comm,
+    *mut MPI_Request,
+) -> c_int;
+
+/// Whether a receive delivered a message: success, or a truncation (the
+/// program gets the error and the data that fitted, as without heisen).
+pub fn delivered(rc: c_int) -> bool {
+    if rc == sys::success() {
+        return true;
+    }
+    let mut class = 0;
+    // SAFETY: writes `class` only.
+    unsafe { sys::PMPI_Error_class(rc, &mut class) };
+    class == sys::err_truncate()
+}
+
+/// Sends `wire` and `count × datatype` at `buf` as one message with `f`:
+/// staged when small and contiguous, a struct type otherwise.
+pub fn send_joined(
+    f: SendFn,
+    wire: &Wire,
+    buf: *const c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+) -> c_int {
+    if let Some(bytes) = datatype::stageable(buf, count, datatype) {
+        let staged = datatype::with_stage(Side::Send, |stage| {
+            stage[..LEN].copy_from_slice(wire);
+            if bytes > 0 {
+                // SAFETY: a predefined datatype: `count` elements are
+                // `bytes` contiguous bytes at `buf` (MPI-4.0 §3.2.2).
+                let data = unsafe { core::slice::from_raw_parts(buf.cast::<u8>(), bytes) };
+                stage[LEN..LEN + bytes].copy_from_slice(data);
+            }
+            // SAFETY: the staging buffer holds LEN + bytes valid bytes.
+            unsafe {
+                f(
+                    stage.as_ptr().cast(),
+                    (LEN + bytes) as c_int,
+                    sys::byte(),
+                    dest,
+                    tag,
+                    comm,
+                )
+            }
+        });
+        if let Some(rc) = staged {
+            return rc;
+        }
+    }
+    match datatype::joined_cached(wire.as_ptr(), buf, count, datatype) {
+        Ok(t) => {
+            // SAFETY: the joined type addresses the record and the
+            // program's buffer absolutely, from MPI_BOTTOM.
+            let rc = unsafe { f(sys::bottom(), 1, t.datatype, dest, tag, comm) };
+            t.done();
+            rc
+        }
+        Err(rc) => rc,
+    }
+}
+
+/// Receives a record and `count × datatype` into `wire` and `buf` with
+/// `call(buffer, count, datatype, status)`; `status` is never ignored.
+pub fn recv_joined(
+    wire: &mut Wire,
+    buf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    status: *mut MPI_Status,
+    call: impl FnOnce(*mut c_void, c_int, MPI_Datatype, *mut MPI_Status) -> c_int,
+) -> c_int {
+    let mut call = Some(call);
+    if let Some(bytes) = datatype::stageable(buf, count, datatype) {
+        let staged = datatype::with_stage(Side::Receive, |stage| {
+            let call = call.take()?;
+            let rc = call(
+                stage.as_mut_ptr().cast(),
+                (LEN + bytes) as c_int,
+                sys::byte(),
+                status,
+            );
+            // A truncated message: what the MPI wrote is its own business
+            // (MPICH over UCX writes nothing); the staging buffer's bytes
+            // are not the message's, so nothing is copied or merged.
+            if rc == sys::success()
+                && let Some(got) = status::wire_bytes(status).filter(|&g| g >= LEN)
+            {
+                wire.copy_from_slice(&stage[..LEN]);
+                let payload = (got - LEN).min(bytes);
+                if payload > 0 {
+                    // SAFETY: the program's buffer holds `bytes` bytes of a
+                    // predefined datatype; `payload <= bytes`.
+                    unsafe {
+                        core::ptr::copy_nonoverlapping(
+                            stage[LEN..].as_ptr(),
+                            buf.cast::<u8>(),
+                            payload,
+                        );
+                    }
+                }
+            }
+            Some(rc)
+        });
+        if let Some(Some(rc)) = staged {
+            return rc;
+        }
+    }
+    let Some(call) = call else {
+        return sys::err_intern();
+    };
+    match datatype::joined_cached(wire.as_ptr(), buf, count, datatype) {
+        Ok(t) => {
+            let rc = call(sys::bottom(), 1, t.datatype, status);
+            t.done();
+            rc
+        }
+        Err(rc) => rc,
+    }
+}
+
+// ----- blocking sends --------------------------------------------------------
+
+fn blocking_send(
+    region: &'static Named,
+    f: SendFn,
+    buf: *const c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+) -> c_int {
+    let Some(m) = ensure().filter(|_| dest != sys::proc_null()) else {
+        // SAFETY: the program's arguments, unchanged.
+        return unsafe { f(buf, count, datatype, dest, tag, comm) };
+    };
+    region::call(region, || {
+        datatype::with_record(Side::Send, |wire| {
+            merge::release(m, wire);
+            let begin = merge::now();
+            let rc = send_joined(f, wire, buf, count, datatype, dest, tag, comm);
+            merge::sent(region.id(), dest, payload_bytes(count, datatype), begin);
+            rc
+        })
+    })
+}
+
+/// Bytes of `count × datatype` (for the report), 0 when unknown.
+pub fn payload_bytes(count: c_int, datatype: MPI_Datatype) -> usize {
+    let mut size = 0;
+    // SAFETY: writes `size` only.
+    unsafe { sys::PMPI_Type_size(datatype, &mut size) };
+    (count.max(0) as usize).saturating_mul(size.max(0) as usize)
+}
+
+macro_rules! blocking_sends {
+    ($($name:ident => $pmpi:ident),* $(,)?) => {$(
+        /// A blocking send (MPI-4.0 §3.2.1, §3.4): the record, then the data.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $name(
+            buf: *const c_void,
+            count: c_int,
+            datatype: MPI_Datatype,
+            dest: c_int,
+            tag: c_int,
+            comm: MPI_Comm,
+        ) -> c_int {
+            static REGION: Named = Named::new(stringify!($name));
+            blocking_send(&REGION, sys::$pmpi, buf, count, datatype, dest, tag, comm)
+        }
+    )*};
+}
+
+blocking_sends! {
+    MPI_Send => PMPI_Send,
+    MPI_Bsend => PMPI_Bsend,
+    MPI_Ssend => PMPI_Ssend,
+    MPI_Rsend => PMPI_Rsend,
+}
+
+// ----- blocking receives ---------------------------------------------------------
+
+/// A blocking receive through `call`: stages or joins, fixes the status,
+/// merges the record (R4/R5).
+fn blocking_recv(
+    m: &Mpi,
+    region: &'static Named,
+    buf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    wildcard: bool,
+    user_status: *mut MPI_Status,
+    call: impl FnOnce(*mut c_void, c_int, MPI_Datatype, *mut MPI_Status) -> c_int,
+) -> c_int {
+    region::call(region, || {
+        let mut scratch = sys::empty_status();
+        let status = status::or_scratch(user_status, &mut scratch);
+        datatype::with_record(Side::Receive, |wire| {
+            *wire = piggyback::blank();
+            let begin = merge::begin(m);
+            let rc = recv_joined(wire, buf, count, datatype, status, call);
+            if delivered(rc)
+                && let Some(bytes) = status::fix(status)
+                && let Some(begin) = begin
+            {
+                // SAFETY: the MPI wrote the status.
+                let source = unsafe { (*status).MPI_SOURCE };
+                let message = Received {
+                    record: merge::record_of(wire),
+                    site: region.id(),
+                    wildcard,
+                    bytes,
+                    source,
+                };
+                merge::received(m, begin, &[message]);
+            }
+            rc
+        })
+    })
+}
+
+/// `MPI_Recv` (MPI-4.0 §3.2.4).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Recv(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    status: *mut MPI_Status,
+) -> c_int {
+    let Some(m) = ensure().filter(|_| source != sys::proc_null()) else {
+        // SAFETY: the program's arguments, unchanged.
+        return unsafe { sys::PMPI_Recv(buf, count, datatype, source, tag, comm, status) };
+    };
+    static REGION: Named = Named::new("MPI_Recv");
+    let wildcard = source == sys::any_source();
+    blocking_recv(
+        m,
+        &REGION,
+        buf,
+        count,
+        datatype,
+        wildcard,
+        status,
+        |b, c, t, s| {
+            // SAFETY: a buffer and type from recv_joined, the program's peer.
+            unsafe { sys::PMPI_Recv(b, c, t, source, tag, comm, s) }
+        },
+    )
+}
+
+/// `MPI_Mrecv` (MPI-4.0 §3.8.3): the matched message, record first.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Mrecv(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    message: *mut MPI_Message,
+    status: *mut MPI_Status,
+) -> c_int {
+    // SAFETY: the program's handle pointer.
+    let no_proc = message.is_null() || unsafe { *message } == sys::message_no_proc();
+    let Some(m) = ensure().filter(|_| !no_proc) else {
+        // SAFETY: the program's arguments, unchanged.
+        return unsafe { sys::PMPI_Mrecv(buf, count, datatype, message, status) };
+    };
+    static REGION: Named = Named::new("MPI_Mrecv");
+    blocking_recv(
+        m,
+        &REGION,
+        buf,
+        count,
+        datatype,
+        false,
+        status,
+        |b, c, t, s| {
+            // SAFETY: as in MPI_Recv.
+            unsafe { sys::PMPI_Mrecv(b, c, t, message, s) }
+        },
+    )
+}

@@ -1,0 +1,421 @@
+//! The request table (issue item 2; seed 000 §4.3.2): for every pending
+//! nonblocking or persistent operation, the memory its record travels in
+//! and what its completion must do. `Wait*` and `Test*` look a request up
+//! **before** the MPI completes it (which sets the program's handle to
+//! `MPI_REQUEST_NULL`) and merge after.
+//!
+//! Bounded (R12): a fixed number of slots, allocated once. A send posted
+//! when the table is full carries the read-only empty record, a receive
+//! writes its record into a scratch slot nobody reads; both run unmeasured
+//! and are counted. Handles are unique among live requests only, so an
+//! entry leaves the map before its completion call, and goes back if the
+//! request did not complete: a handle the MPI reuses for another thread's
+//! new request can never find a stale entry.
+
+use core::cell::UnsafeCell;
+use core::ffi::c_int;
+use std::sync::{Mutex, OnceLock};
+
+use heapless::index_map::FnvIndexMap;
+use heisen_shmem::runtime::Runtime;
+
+use crate::piggyback::{self, LEN, Wire};
+use crate::sys::{self, MPI_Datatype, MPI_Request, MPI_Status};
+
+/// Pending requests heisen tracks at once per process.
+pub const CAPACITY: usize = 4096;
+
+/// Staging buffers for small contiguous nonblocking messages (record and
+/// data copied together, no struct type; `datatype`).
+pub const STAGES: usize = 64;
+
+/// Bytes of one staging buffer.
+pub const STAGE_BYTES: usize = LEN + crate::datatype::STAGE;
+
+/// Requests freed by the program while active (`MPI_Request_free`) that
+/// heisen completes later, at most.
+pub const ORPHANS: usize = 256;
+
+/// What a completion does besides the MPI's own work: a module (a
+/// nonblocking collective) registers a request with its own completion.
+pub trait Completion: Send {
+    /// Runs once the request completed, on the completing thread, with the
+    /// MPI's status (never `MPI_STATUS_IGNORE`) and the measured time the
+    /// completion call began (its clock read after its own cost, R1).
+    fn complete(self: Box<Self>, begin: u64, status: *mut MPI_Status, cancelled: bool);
+}
+
+impl core::fmt::Debug for dyn Completion {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("Completion")
+    }
+}
+
+/// What kind of operation a request is.
+#[derive(Debug)]
+pub enum Kind {
+    /// A send: its record was taken when it was posted (R3); nothing to
+    /// merge at completion.
+    Send,
+    /// A receive: its completion merges the record (R4, R5).
+    Recv {
+        /// Its call site (the posting call's region).
+        site: u32,
+        /// Posted with `MPI_ANY_SOURCE` (R11).
+        wildcard: bool,
+    },
+    /// Another module's operation.
+    Hook(Box<dyn Completion>),
+    /// A receive posted while the table was full: no record slot, no
+    /// merge, but its status must still be fixed (its message carries a
+    /// record). Its `Taken::index` is [`NO_SLOT`].
+    Unmeasured,
+}
+
+/// The slot index of an entry that has none ([`Kind::Unmeasured`]).
+pub const NO_SLOT: u16 = u16::MAX;
+
+/// Receives posted while the table was full whose statuses heisen still
+/// fixes, at most; beyond, a status shows the record's bytes too (counted
+/// as `unfixed`).
+pub const UNMEASURED: usize = 16384;
+
+/// One tracked request.
+#[derive(Debug)]
+pub struct Entry {
+    /// What it is.
+    pub kind: Kind,
+    /// A persistent request: it stays in the table until `MPI_Request_free`.
+    pub persistent: bool,
+    /// A struct type heisen made for it that lives as long as the request
+    /// (persistent requests).
+    pub datatype: Option<MPI_Datatype>,
+    /// The staging buffer its record and data travel in, if staged.
+    pub staged: Option<Staged>,
+}
+
+/// A staged nonblocking message: record and data in a staging buffer.
+#[derive(Clone, Copy, Debug)]
+pub struct Staged {
+    /// The staging buffer's index.
+    pub stage: u16,
+    /// The program's receive buffer (null for a send).
+    pub buf: *mut core::ffi::c_void,
+    /// Bytes the program's buffer holds (0 for a send).
+    pub bytes: usize,
+}
+
+// SAFETY: MPI datatype handles are plain values the MPI lets any thread
+// use (MPI_THREAD_MULTIPLE); `Kind::Hook` is `Send` by its trait bound.
+unsafe impl Send for Entry {}
+
+/// A slot taken out of the table for a completion call.
+#[derive(Debug)]
+pub struct Taken {
+    /// Slot index (its record memory stays reserved while taken).
+    pub index: u16,
+    /// The entry.
+    pub entry: Entry,
+}
+
+struct Inner {
+    map: FnvIndexMap<u64, u16, CAPACITY>,
+    free: heapless::Vec<u16, CAPACITY>,
+    entries: Box<[Option<Entry>]>,
+    orphans: heapless::Vec<(MPI_Request, u16), ORPHANS>,
+    stages_free: heapless::Vec<u16, STAGES>,
+    peak: usize,
+    overflow: u64,
+    lost: u64,
+    unmeasured: heapless::index_set::FnvIndexSet<u64, UNMEASURED>,
+    unfixed: u64,
+}
+
+/// The table.
+pub struct Table {
+    inner: Mutex<Inner>,
+    wires: Box<[UnsafeCell<Wire>]>,
+    scratch: UnsafeCell<Wire>,
+    stages: Box<[UnsafeCell<u8>]>,
+}
+
+// SAFETY: `inner` is behind a mutex; a wire is written by the MPI and read
+// by the one thread that completes its request, after the completion.
+unsafe impl Sync for Table {}
+// SAFETY: as above.
+unsafe impl Send for Table {}
+
+impl core::fmt::Debug for Table {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Table").finish_non_exhaustive()
+    }
+}
+
+/// The process's request table.
+pub fn table() -> &'static Table {
+    static TABLE: OnceLock<Table> = OnceLock::new();
+    TABLE.get_or_init(|| Table {
+        inner: Mutex::new(Inner {
+            map: FnvIndexMap::new(),
+            free: (0..CAPACITY as u16).rev().collect(),
+            entries: (0..CAPACITY).map(|_| None).collect(),
+            orphans: heapless::Vec::new(),
+            stages_free: (0..STAGES as u16).rev().collect(),
+            peak: 0,
+            overflow: 0,
+            lost: 0,
+            unmeasured: heapless::index_set::FnvIndexSet::new(),
+            unfixed: 0,
+        }),
+        wires: (0..CAPACITY)
+            .map(|_| UnsafeCell::new(piggyback::blank()))
+            .collect(),
+        scratch: UnsafeCell::new(piggyback::blank()),
+        stages: (0..STAGES * STAGE_BYTES)
+            .map(|_| UnsafeCell::new(0))
+            .collect(),
+    })
+}
+
+impl Table {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Reserves a slot: its index and its record memory, stable until the
+    /// slot is released. `None` (counted) when the table is full.
+    pub fn reserve(&self) -> Option<(u16, *mut u8)> {
+        let mut inner = self.lock();
+        if inner.free.is_empty() && !inner.orphans.is_empty() {
+            sweep(&mut inner);
+        }
+        let Some(index) = inner.free.pop() else {
+            inner.overflow += 1;
+            return None;
+        };
+        let used = CAPACITY - inner.free.len();
+        inner.peak = inner.peak.max(used);
+        Some((index, self.wires[usize::from(index)].get().cast()))
+    }
+
+    /// Reserves a staging buffer: its index and memory (`STAGE_BYTES`).
+    pub fn reserve_stage(&self) -> Option<(u16, *mut u8)> {
+        let index = self.lock().stages_free.pop()?;
+        Some((index, self.stage(index)))
+    }
+
+    /// The memory of staging buffer `index`.
+    pub fn stage(&self, index: u16) -> *mut u8 {
+        self.stages[usize::from(index) * STAGE_BYTES].get()
+    }
+
+    /// Gives back a staging buffer.
+    pub fn release_stage(&self, index: u16) {
+        let _ = self.lock().stages_free.push(index);
+    }
+
+    /// Gives back everything a finished request held: its struct type, its
+    /// staging buffer, its slot.
+    pub fn release_entry(&self, index: u16, entry: Entry) {
+        free_datatype(entry.datatype);
+        if index == NO_SLOT {
+            return;
+        }
+        let mut inner = self.lock();
+        if let Some(s) = entry.staged {
+            let _ = inner.stages_free.push(s.stage);
+        }
+        inner.entries[usize::from(index)] = None;
+        let _ = inner.free.push(index);
+    }
+
+    /// Memory a receive writes its record to when it has no slot: never
+    /// read.
+    pub fn scratch(&self) -> *mut u8 {
+        self.scratch.get().cast()
+    }
+
+    /// The record memory of slot `index`.
+    pub fn wire(&self, index: u16) -> *mut u8 {
+        self.wires[usize::from(index)].get().cast()
+    }
+
+    /// Files a posted request under its handle.
+    pub fn insert(&self, request: MPI_Request, index: u16, entry: Entry) {
+        let mut inner = self.lock();
+        inner.entries[usize::from(index)] = Some(entry);
+        // Cannot fail: the map holds at most one key per reserved slot.
+        let _ = inner.map.insert(sys::key(request), index);
+    }
+
+    /// Gives back a slot whose operation was never posted or is done.
+    pub fn release(&self, index: u16) {
+        if index == NO_SLOT {
+            return;
+        }
+        let mut inner = self.lock();
+        inner.entries[usize::from(index)] = None;
+        let _ = inner.free.push(index);
+    }
+
+    /// Takes `request`'s entry out before a completion call.
+    pub fn take(&self, request: MPI_Request) -> Option<Taken> {
+        take_from(&mut self.lock(), request)
+    }
+
+    /// Takes the entries of `requests` (see [`Table::take`]).
+    pub fn take_all(&self, requests: &[MPI_Request]) -> Vec<Option<Taken>> {
+        let mut inner = self.lock();
+        requests.iter().map(|r| take_from(&mut inner, *r)).collect()
+    }
+
+    /// Files a receive posted without a slot (the table was full): its
+    /// status will be fixed at completion (R12: counted when even this
+    /// set is full).
+    pub fn mark_unmeasured(&self, request: MPI_Request, persistent: bool) {
+        let mut inner = self.lock();
+        let key = sys::key(request) << 1 | u64::from(persistent);
+        if inner.unmeasured.insert(key).is_err() {
+            inner.unfixed += 1;
+        }
+    }
+
+    /// Puts an entry back under `request` (not completed, or persistent).
+    pub fn put_back(&self, request: MPI_Request, taken: Taken) {
+        if taken.index == NO_SLOT {
+            self.mark_unmeasured(request, taken.entry.persistent);
+        } else {
+            self.insert(request, taken.index, taken.entry);
+        }
+    }
+
+    /// Keeps a request the program freed while active; heisen completes it
+    /// later and then gives its slot back. `false` when too many are kept:
+    /// the caller frees it and the slot stays reserved for good (counted).
+    pub fn orphan(&self, request: MPI_Request, taken: Taken) -> bool {
+        let mut inner = self.lock();
+        let index = taken.index;
+        inner.entries[usize::from(index)] = Some(taken.entry);
+        if inner.orphans.push((request, index)).is_ok() {
+            true
+        } else {
+            inner.lost += 1;
+            false
+        }
+    }
+
+    /// The table's figures for the report.
+    pub fn figures(&self) -> Figures {
+        let inner = self.lock();
+        Figures {
+            capacity: CAPACITY,
+            peak: inner.peak,
+            overflow: inner.overflow,
+            lost: inner.lost,
+            unfixed: inner.unfixed,
+            memory_bytes: core::mem::size_of::<Inner>()
+                + CAPACITY * (LEN + core::mem::size_of::<Option<Entry>>())
+                + STAGES * STAGE_BYTES,
+        }
+    }
+}
+
+/// Takes `request`'s entry, or its unmeasured mark, out of the table.
+fn take_from(inner: &mut Inner, request: MPI_Request) -> Option<Taken> {
+    let key = sys::key(request);
+    if let Some(index) = inner.map.remove(&key) {
+        let entry = inner.entries[usize::from(index)].take()?;
+        return Some(Taken { index, entry });
+    }
+    if inner.unmeasured.is_empty() {
+        return None;
+    }
+    let persistent = inner.unmeasured.remove(&(key << 1 | 1));
+    if !persistent && !inner.unmeasured.remove(&(key << 1)) {
+        return None;
+    }
+    Some(Taken {
+        index: NO_SLOT,
+        entry: Entry {
+            kind: Kind::Unmeasured,
+            persistent,
+            datatype: None,
+            staged: None,
+        },
+    })
+}
+
+/// Completes the orphaned requests that are done and frees their slots.
+fn sweep(inner: &mut Inner) {
+    let mut i = 0;
+    while i < inner.orphans.len() {
+        let (mut request, index) = inner.orphans[i];
+        let mut flag: c_int = 0;
+        // SAFETY: a live request heisen kept; Test writes the flag and the
+        // handle (to MPI_REQUEST_NULL once done, or stays for persistent).
+        unsafe { sys::PMPI_Test(&mut request, &mut flag, sys::status_ignore()) };
+        if flag != 0 {
+            if let Some(entry) = inner.entries[usize::from(index)].take() {
+                free_datatype(entry.datatype);
+                if let Some(s) = entry.staged {
+                    let _ = inner.stages_free.push(s.stage);
+                }
+                if entry.persistent && request != sys::request_null() {
+                    // SAFETY: the persistent request is inactive now.
+                    unsafe { sys::PMPI_Request_free(&mut request) };
+                }
+            }
+            let _ = inner.free.push(index);
+            inner.orphans.swap_remove(i);
+        } else {
+            inner.orphans[i].0 = request;
+            i += 1;
+        }
+    }
+}
+
+/// Frees a struct type heisen made for a request.
+pub fn free_datatype(datatype: Option<MPI_Datatype>) {
+    if let Some(t) = datatype {
+        crate::datatype::free(t);
+    }
+}
+
+/// The request table's figures (R12: the memory is fixed at start).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Figures {
+    /// Slots.
+    pub capacity: usize,
+    /// Most slots in use at once.
+    pub peak: usize,
+    /// Operations posted while the table was full (run unmeasured).
+    pub overflow: u64,
+    /// Requests freed while active beyond [`ORPHANS`]: their slots stayed
+    /// reserved.
+    pub lost: u64,
+    /// Receives beyond the table and beyond [`UNMEASURED`]: their statuses
+    /// count the record's bytes too.
+    pub unfixed: u64,
+    /// Bytes the table takes.
+    pub memory_bytes: usize,
+}
+
+/// Before the report at `MPI_Finalize`: completes the orphans that are
+/// done and frees the others, as the program's `MPI_Request_free` would
+/// have (the MPI completes them before it finalizes).
+pub fn at_finalize(_rt: &Runtime) {
+    let t = table();
+    let mut inner = t.lock();
+    sweep(&mut inner);
+    while let Some((mut request, index)) = inner.orphans.pop() {
+        if let Some(entry) = inner.entries[usize::from(index)].take() {
+            free_datatype(entry.datatype);
+            if let Some(s) = entry.staged {
+                let _ = inner.stages_free.push(s.stage);
+            }
+        }
+        // SAFETY: a live request heisen kept for the program, which freed it.
+        unsafe { sys::PMPI_Request_free(&mut request) };
+        let _ = inner.free.push(index);
+    }
+}

@@ -1,0 +1,233 @@
+//! Set-up on the first MPI call after the MPI is initialised, the
+//! `MPI_Init`, `MPI_Init_thread` and `MPI_Finalize` wrappers, and the
+//! calibration of the interposer's actions (R1).
+//!
+//! `MPI_Init` cannot be relied on to be intercepted (Fortran `use
+//! mpi_f08` on MPICH calls `PMPI_Init` directly), so every wrapper calls
+//! [`ensure`], which sets up once `PMPI_Initialized` says so. Until then,
+//! and after `MPI_Finalize`, wrappers pass straight through: the MPI does
+//! not move messages outside that interval.
+
+use core::ffi::{c_char, c_int};
+use core::hint::black_box;
+use core::sync::atomic::{AtomicBool, Ordering};
+use std::sync::OnceLock;
+
+use heisen_core::{Cost, Dependency, Form};
+use heisen_shmem::calibrate::{ns, per_call};
+use heisen_shmem::runtime::{ActionId, Runtime};
+use heisen_shmem::thread::calibrating;
+use heisen_shmem::{Record, with_current};
+
+use crate::piggyback;
+use crate::sys;
+
+/// Location ids of rank `r`'s threads start at `r << RANK_SHIFT` (R7 ties
+/// break by location id, so ids must be unique across the run).
+pub const RANK_SHIFT: u32 = 12;
+
+/// The interposer's actions (R1), each calibrated at set-up.
+#[derive(Clone, Copy, Debug)]
+pub struct Actions {
+    /// A send's release and the packing of its record (R3).
+    pub send: ActionId,
+    /// A receive's merge and the unpacking of its record (R4, R5).
+    pub recv: ActionId,
+    /// A completion call's bookkeeping per request (`Wait*`, `Test*`).
+    pub complete: ActionId,
+}
+
+/// What every wrapper needs, made once per process.
+#[derive(Debug)]
+pub struct Mpi {
+    /// Rank in `MPI_COMM_WORLD`.
+    pub rank: c_int,
+    /// Size of `MPI_COMM_WORLD`.
+    pub size: c_int,
+    /// The merge form of this process's locations (R4 or R5).
+    pub form: Form,
+    /// The calibrated actions.
+    pub actions: Actions,
+    /// The process runtime (shared with heisen-ffi and heisen-pthread).
+    pub runtime: &'static Runtime,
+}
+
+static MPI: OnceLock<Mpi> = OnceLock::new();
+static FINALIZED: AtomicBool = AtomicBool::new(false);
+
+/// The interposer's state, set up on first use: `None` before the MPI is
+/// initialised, after `MPI_Finalize`, and when heisen is disabled — the
+/// wrappers then pass straight through, on every rank alike (the decision
+/// must be the same on both ends of every message).
+#[inline]
+pub fn ensure() -> Option<&'static Mpi> {
+    if FINALIZED.load(Ordering::Acquire) {
+        return None;
+    }
+    if let Some(m) = MPI.get() {
+        return Some(m);
+    }
+    ensure_slow()
+}
+
+#[cold]
+fn ensure_slow() -> Option<&'static Mpi> {
+    let (mut initialized, mut finalized) = (0, 0);
+    // SAFETY: both may be called at any time; they write their flag.
+    unsafe {
+        sys::PMPI_Initialized(&mut initialized);
+        sys::PMPI_Finalized(&mut finalized);
+    }
+    if initialized == 0 || finalized != 0 {
+        return None;
+    }
+    // CLOCK_MONOTONIC by default: the clock a node's processes share (R5)
+    let rt = crate::align::runtime();
+    if rt.config().disabled {
+        return None;
+    }
+    std::panic::catch_unwind(|| MPI.get_or_init(|| set_up(rt))).ok()
+}
+
+fn set_up(rt: &'static Runtime) -> Mpi {
+    let (mut rank, mut size) = (0, 1);
+    // SAFETY: the MPI is initialised (checked by the caller).
+    unsafe {
+        sys::PMPI_Comm_rank(sys::comm_world(), &mut rank);
+        sys::PMPI_Comm_size(sys::comm_world(), &mut size);
+    }
+    rt.set_backend("mpi");
+    rt.set_report_name(&crate::report::rank_file(rank));
+    let base = (rank as u32) << RANK_SHIFT;
+    rt.set_id_base(base);
+    // A thread measured before the MPI started (a C region, a thread
+    // interposer) takes its rank-based id now.
+    with_current(|s| {
+        let id = base + s.index();
+        s.kernel_mut().set_id(id);
+    });
+    let actions = Actions {
+        send: rt.action("mpi_send"),
+        recv: rt.action("mpi_recv"),
+        complete: rt.action("mpi_complete"),
+    };
+    calibrate(rt, &actions);
+    crate::collective::calibrate(rt);
+    Mpi {
+        rank,
+        size,
+        form: rt.config().form,
+        actions,
+        runtime: rt,
+    }
+}
+
+/// Times each action's heisen part back to back (R1) on a scratch state:
+/// a send's release and packing, a receive's unpacking and merge.
+fn calibrate(rt: &'static Runtime, a: &Actions) {
+    let mut wire = piggyback::blank();
+    let send = calibrating(rt, || {
+        per_call(rt, || {
+            if let Some(r) = with_current(|s| s.release_split(a.send)) {
+                piggyback::pack(&r, &mut wire);
+            }
+            black_box(&wire);
+        })
+    });
+    let recv = calibrating(rt, || {
+        per_call(rt, || {
+            if let Some(begin) = with_current(|s| s.begin(a.recv)) {
+                let r = piggyback::unpack(black_box(&wire)).unwrap_or(Record::EMPTY);
+                with_current(|s| black_box(s.end(begin, &[Dependency::immediate(&r)], a.recv)));
+            }
+        })
+    });
+    rt.set_cost(a.send, whole(send));
+    rt.set_cost(a.recv, whole(recv));
+    rt.set_cost(
+        a.complete,
+        Cost {
+            whole: 0,
+            inside: 0,
+        },
+    );
+}
+
+/// A cost that falls after its clock read.
+fn whole(per_call: f64) -> Cost {
+    let whole = ns(per_call);
+    Cost {
+        whole,
+        inside: whole,
+    }
+}
+
+/// Catches a panic of heisen's part of a wrapper: the program goes on
+/// unmeasured for this call.
+#[inline]
+pub fn guarded<R>(f: impl FnOnce() -> R) -> Option<R> {
+    std::panic::catch_unwind(core::panic::AssertUnwindSafe(f)).ok()
+}
+
+/// Ends the run after heisen's own code failed inside `call`: whether the
+/// program's call happened cannot be known, so going on could change what
+/// the program computes. Says so on stderr and aborts every rank.
+#[cold]
+pub fn fatal(call: &str) -> ! {
+    eprintln!(
+        "heisen: internal error in the {call} wrapper; aborting the run (set HEISEN_DISABLE=1 to run without heisen)"
+    );
+    // SAFETY: MPI_Abort may be called at any time after init.
+    unsafe {
+        sys::PMPI_Abort(sys::comm_world(), 70);
+    }
+    std::process::abort()
+}
+
+/// `MPI_Init` (MPI-4.0 §11.2.1).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Init(argc: *mut c_int, argv: *mut *mut *mut c_char) -> c_int {
+    // SAFETY: the caller's arguments, passed on unchanged.
+    let rc = unsafe { sys::PMPI_Init(argc, argv) };
+    if rc == sys::success()
+        && let Some(m) = ensure()
+    {
+        // every rank is here: the clock alignment's ping-pongs (R5)
+        guarded(|| crate::align::at_init(m.rank, m.size));
+    }
+    rc
+}
+
+/// `MPI_Init_thread` (MPI-4.0 §11.2.1). Every level is supported: each
+/// thread has its own location, and the request table is shared.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Init_thread(
+    argc: *mut c_int,
+    argv: *mut *mut *mut c_char,
+    required: c_int,
+    provided: *mut c_int,
+) -> c_int {
+    // SAFETY: the caller's arguments, passed on unchanged.
+    let rc = unsafe { sys::PMPI_Init_thread(argc, argv, required, provided) };
+    if rc == sys::success()
+        && let Some(m) = ensure()
+    {
+        // every rank is here: the clock alignment's ping-pongs (R5)
+        guarded(|| crate::align::at_init(m.rank, m.size));
+    }
+    rc
+}
+
+/// `MPI_Finalize` (MPI-4.0 §11.2.2): each rank writes its report, then
+/// rank 0 writes the merged run report once every rank's file is there.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Finalize() -> c_int {
+    if let Some(m) = ensure() {
+        guarded(crate::collective::at_finalize);
+        guarded(|| crate::align::at_finalize(m.rank, m.size));
+        guarded(|| crate::report::at_finalize(m));
+    }
+    FINALIZED.store(true, Ordering::Release);
+    // SAFETY: no arguments.
+    unsafe { sys::PMPI_Finalize() }
+}

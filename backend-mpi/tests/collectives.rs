@@ -1,0 +1,454 @@
+//! Collectives, communicators, `MPI_Pcontrol` and Fortran under the
+//! interposer: the programs of `tests/c` and `tests/f` run under
+//! `mpiexec -n 2..4` with and without `LD_PRELOAD=libheisen_mpi.so` and
+//! must print byte for byte the same and exit 0; the reports of the
+//! preloaded runs are read back and checked (one location per rank, the
+//! collectives' regions and merges, compensated never above measured).
+//! Also the extra exchange's record encoding and merge operator (R6).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::{Mutex, OnceLock};
+
+use heisen_core::piggyback::Flags;
+use heisen_mpi::collective::{BYTES, Encoded, Entries, decode, encode, fold_into};
+use heisen_shmem::{Record, SELECTED};
+use serde_json::Value;
+
+// ----- the record of the extra exchange (R6) ---------------------------------
+
+fn entry(delay: u64, approximated: i64, wait: u64) -> Entries {
+    let mut r = Record::EMPTY;
+    r.flags = Flags::DELAY.with(Flags::TIMESTAMP);
+    r.delay = delay;
+    r.approximated = approximated;
+    Entries::entry(&r, wait)
+}
+
+#[test]
+fn exchange_encoding_round_trips_every_field() {
+    let mut e = entry(5, 1_000, 7);
+    e.path.location = 3;
+    e.path.active = true;
+    e.path.longest = -4;
+    e.path.net[SELECTED - 1] = 9;
+    e.path.inclusive[0] = i64::MIN;
+    e.path.exclusive[1] = i64::MAX;
+    assert_eq!(decode(&encode(&e)), e);
+    assert_eq!(decode(&encode(&Entries::EMPTY)), Entries::EMPTY);
+    assert_eq!(BYTES, core::mem::size_of::<Encoded>());
+}
+
+#[test]
+fn exchange_operator_folds_each_record_like_combine() {
+    let (a, b, c) = (entry(5, 1_000, 7), entry(2, 1_500, 0), entry(9, 900, 30));
+    let input = [encode(&a), encode(&a)];
+    let mut inout = [encode(&b), encode(&c)];
+    fold_into(&input, &mut inout);
+    assert_eq!(decode(&inout[0]), a.combine(&b));
+    assert_eq!(decode(&inout[1]), a.combine(&c));
+    // any tree the MPI folds in gives the same: associative, commutative
+    let left = a.combine(&b).combine(&c);
+    assert_eq!(left, a.combine(&b.combine(&c)));
+    assert_eq!(left, c.combine(&a).combine(&b));
+    assert_eq!(left.participants, 3);
+    assert_eq!(left.max_approximated, 1_500); // b entered last (001 eq. 12)
+    assert_eq!(left.min_delay_plus_wait, 2); // R6 delay-only: min_j (x_j + w_j)
+    assert_eq!(left.min_wait, 0);
+}
+
+#[test]
+fn exchange_with_an_unmeasured_participant_keeps_the_others() {
+    // R3: an empty record (an unmeasured participant) changes nothing
+    let a = entry(5, 1_000, 7);
+    let none = Entries::entry(&Record::EMPTY, 40);
+    let folded = a.combine(&none);
+    assert_eq!(folded.participants, 2);
+    assert_eq!(folded.min_delay_plus_wait, a.min_delay_plus_wait);
+    assert_eq!(folded.max_approximated, a.max_approximated);
+    assert!(folded.flags.contains(Flags::TIMESTAMP));
+}
+
+// ----- running programs --------------------------------------------------------
+
+/// The interposer cargo built for this test (`<target>/<profile>/deps`).
+fn library() -> PathBuf {
+    let exe = std::env::current_exe().expect("test path");
+    let deps = exe.parent().expect("<target>/<profile>/deps/test");
+    let lib = deps.join("libheisen_mpi.so");
+    assert!(lib.exists(), "{} is built with the tests", lib.display());
+    lib
+}
+
+fn work_dir() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let d = std::env::temp_dir().join(format!("heisen-mpicoll-{}", std::process::id()));
+        std::fs::create_dir_all(&d).expect("work directory");
+        d
+    })
+}
+
+fn check(out: &Output, what: &str) {
+    assert!(
+        out.status.success(),
+        "{what}: {}\nstdout:\n{}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Compiles `tests/<dir>/<name>` with `compiler`, once per test process:
+/// tests run in parallel, and rewriting a program another test is running
+/// fails with "text file busy".
+fn build(dir: &str, name: &str, compiler: &str, flags: &[&str]) -> PathBuf {
+    static BUILT: Mutex<BTreeMap<String, PathBuf>> = Mutex::new(BTreeMap::new());
+    let mut built = BUILT.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(exe) = built.get(name) {
+        return exe.clone();
+    }
+    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests")
+        .join(dir)
+        .join(name);
+    let exe = work_dir().join(name.split('.').next().expect("a name"));
+    let out = Command::new(compiler)
+        .args(flags)
+        .arg(&source)
+        .arg("-o")
+        .arg(&exe)
+        .output()
+        .unwrap_or_else(|e| panic!("{compiler}: {e}"));
+    check(&out, &format!("{compiler} {name}"));
+    built.insert(name.to_owned(), exe.clone());
+    exe
+}
+
+fn c_program(name: &str) -> PathBuf {
+    build("c", name, "mpicc", &["-O1", "-Wall"])
+}
+
+fn fortran_program(name: &str) -> PathBuf {
+    // mpif.h's generic buffers trip gfortran ≥ 10's argument checks
+    build(
+        "f",
+        name,
+        "mpif90",
+        &["-O1", "-fallow-argument-mismatch", "-w"],
+    )
+}
+
+/// Runs `exe` on `ranks` ranks, preloaded when `output` names a report
+/// directory; returns stdout (checked: exit 0, nothing on stderr).
+fn run(exe: &Path, ranks: u32, output: Option<&Path>, env: &[(&str, &str)]) -> Vec<u8> {
+    let mut cmd = Command::new("mpiexec");
+    cmd.arg("-n").arg(ranks.to_string());
+    if let Some(dir) = output {
+        cmd.arg("-genv")
+            .arg("LD_PRELOAD")
+            .arg(library())
+            .arg("-genv")
+            .arg("HEISEN_OUTPUT")
+            .arg(dir);
+        for (k, v) in env {
+            cmd.arg("-genv").arg(k).arg(v);
+        }
+    }
+    cmd.arg(exe).env_remove("HEISEN_DISABLE");
+    let out = cmd.output().expect("run mpiexec");
+    let what = format!("{} on {ranks} ranks", exe.display());
+    check(&out, &what);
+    assert!(
+        out.stderr.is_empty(),
+        "{what} printed on stderr:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+/// The reports of one preloaded run.
+struct Reports {
+    ranks: Vec<Value>,
+    run: Option<Value>,
+}
+
+fn reports(dir: &Path, ranks: u32) -> Reports {
+    let read = |p: PathBuf| -> Value {
+        let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+    };
+    let ranks = (0..ranks)
+        .map(|r| read(dir.join(format!("heisen.rank{r}.json"))))
+        .collect();
+    let run = dir.join("heisen.mpi.json");
+    Reports {
+        ranks,
+        run: run.exists().then(|| read(run)),
+    }
+}
+
+fn fresh_dir(tag: &str) -> PathBuf {
+    let d = work_dir().join(tag);
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("report directory");
+    d
+}
+
+/// The names of the regions a rank report knows.
+fn region_names(report: &Value) -> Vec<String> {
+    report["regions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|r| r["name"].as_str().map(str::to_owned))
+        .collect()
+}
+
+/// Every location's compensated elapsed time is at most its measured one
+/// (compensation removes time, R2), and is not negative beyond a clock
+/// tick: over-compensation would show, not be clamped.
+fn compensated_not_above_measured(report: &Value, what: &str) {
+    for l in report["locations"].as_array().expect("locations") {
+        let n = |k: &str| {
+            l[k].as_f64()
+                .unwrap_or_else(|| panic!("{what}: {k} in {l}"))
+        };
+        let measured = n("measured_end") - n("start");
+        let compensated = n("approximated_end") - n("approximated_start");
+        assert!(
+            compensated <= measured,
+            "{what}: location {} compensated {compensated} > measured {measured}",
+            l["location"]
+        );
+    }
+}
+
+/// Runs `exe` plain and preloaded on `ranks`, compares the outputs byte
+/// for byte, and returns the preloaded run's reports.
+fn same_output(exe: &Path, ranks: u32, tag: &str, env: &[(&str, &str)]) -> (String, Reports) {
+    let plain = run(exe, ranks, None, &[]);
+    let dir = fresh_dir(&format!("{tag}-{ranks}"));
+    let measured = run(exe, ranks, Some(&dir), env);
+    assert_eq!(
+        String::from_utf8_lossy(&plain),
+        String::from_utf8_lossy(&measured),
+        "{tag} on {ranks} ranks: output differs with the interposer"
+    );
+    (
+        String::from_utf8_lossy(&plain).into_owned(),
+        reports(&dir, ranks),
+    )
+}
+
+fn mpi(report: &Value) -> &Value {
+    &report["mpi"]
+}
+
+// ----- the programs ------------------------------------------------------------
+
+#[test]
+fn collectives_are_transparent_and_merged_on_2_to_4_ranks() {
+    let exe = c_program("collectives.c");
+    for ranks in 2..=4 {
+        let (text, reports) = same_output(&exe, ranks, "collectives", &[]);
+        assert!(text.contains(" 0 failed checks"), "{text}");
+        for (r, report) in reports.ranks.iter().enumerate() {
+            let what = format!("collectives rank {r} of {ranks}");
+            let names = region_names(report);
+            for region in [
+                "MPI_Barrier",
+                "MPI_Bcast",
+                "MPI_Gatherv",
+                "MPI_Scatterv",
+                "MPI_Allgatherv",
+                "MPI_Alltoallw",
+                "MPI_Reduce",
+                "MPI_Allreduce",
+                "MPI_Reduce_scatter_block",
+                "MPI_Scan",
+                "MPI_Exscan",
+                "MPI_Ibcast",
+                "MPI_Ialltoallw",
+                "MPI_Iscan",
+            ] {
+                assert!(
+                    names.iter().any(|n| n == region),
+                    "{what}: no {region} in {names:?}"
+                );
+            }
+            assert_eq!(
+                report["locations"].as_array().map(Vec::len),
+                Some(1),
+                "{what}"
+            );
+            compensated_not_above_measured(report, &what);
+            let coll = &mpi(report)["collectives"];
+            let exchanges = coll["exchanges"].as_u64().expect("exchanges");
+            let merges = coll["merges"].as_u64().expect("merges");
+            // 16 blocking calls in the program's checks alone, plus one
+            // gather per result line, plus the nonblocking ones
+            assert!(exchanges >= 40, "{what}: {coll}");
+            assert!(merges >= 20 && merges <= exchanges, "{what}: {coll}");
+            assert_eq!(coll["record_bytes"].as_u64(), Some(BYTES as u64));
+        }
+        if let Some(run) = reports.run {
+            assert_eq!(
+                run["locations"].as_array().map(Vec::len),
+                Some(ranks as usize)
+            );
+        }
+    }
+}
+
+#[test]
+fn communicators_are_transparent_and_merged_on_2_to_4_ranks() {
+    let exe = c_program("comm.c");
+    for ranks in 2..=4 {
+        let (text, reports) = same_output(&exe, ranks, "comm", &[]);
+        assert!(text.contains(" 0 failed checks"), "{text}");
+        for (r, report) in reports.ranks.iter().enumerate() {
+            let what = format!("comm rank {r} of {ranks}");
+            let names = region_names(report);
+            for region in [
+                "MPI_Comm_dup",
+                "MPI_Comm_dup_with_info",
+                "MPI_Comm_split",
+                "MPI_Comm_split_type",
+                "MPI_Comm_create",
+                "MPI_Comm_free",
+                "MPI_Intercomm_create",
+                "MPI_Intercomm_merge",
+            ] {
+                assert!(
+                    names.iter().any(|n| n == region),
+                    "{what}: no {region} in {names:?}"
+                );
+            }
+            compensated_not_above_measured(report, &what);
+            let coll = &mpi(report)["collectives"];
+            // 200 splits in the churn alone, each merged
+            assert!(
+                coll["merges"].as_u64().expect("merges") >= 200,
+                "{what}: {coll}"
+            );
+            // collectives on the intercommunicator are regions only
+            assert!(
+                coll["unmerged"].as_u64().expect("unmerged") >= 2,
+                "{what}: {coll}"
+            );
+        }
+    }
+}
+
+#[test]
+fn pcontrol_is_transparent_and_starts_and_stops_the_path() {
+    let exe = c_program("pcontrol.c");
+    for ranks in [2, 3] {
+        let (text, reports) = same_output(&exe, ranks, "pcontrol", &[]);
+        assert!(text.contains(" 0 failed checks"), "{text}");
+        for report in &reports.ranks {
+            compensated_not_above_measured(report, "pcontrol");
+            // the last level the program set is 1: collection runs (R9)
+            let l = &report["locations"][0];
+            assert!(l["critical_path"].is_object(), "critical path in {l}");
+        }
+    }
+}
+
+#[test]
+fn delay_only_form_keeps_the_output_and_never_undercuts_timestamped() {
+    let exe = c_program("collectives.c");
+    let (_, reports) = same_output(&exe, 3, "delay-only", &[("HEISEN_FORM", "delay-only")]);
+    for report in &reports.ranks {
+        compensated_not_above_measured(report, "delay-only");
+        assert_eq!(report["header"]["form"].as_str(), Some("delay-only"));
+    }
+}
+
+#[test]
+fn clock_alignment_is_reported_per_rank() {
+    let exe = c_program("collectives.c");
+    let (_, reports) = same_output(&exe, 3, "clock", &[]);
+    for (r, report) in reports.ranks.iter().enumerate() {
+        let clock = &mpi(report)["clock"];
+        assert_eq!(clock["aligned"], Value::Bool(true), "rank {r}: {clock}");
+        // one machine: every rank shares the node, offsets are not applied
+        assert_eq!(clock["one_node"], Value::Bool(true), "rank {r}: {clock}");
+        assert_eq!(clock["node_ranks"].as_u64(), Some(3));
+        assert_eq!(clock["clock"].as_str(), Some("clock_monotonic"));
+        assert_eq!(clock["offset_applied"], Value::Bool(false));
+        assert!(clock["error_ns"].as_u64().is_some(), "rank {r}: {clock}");
+        if r == 0 {
+            assert_eq!(clock["offset_init_ns"].as_i64(), Some(0));
+        }
+        assert!(
+            clock["offset_final_ns"].as_i64().is_some(),
+            "rank {r}: {clock}"
+        );
+    }
+}
+
+#[test]
+fn tsc_clocks_are_aligned_by_their_measured_offsets() {
+    // each process scales its TSC by its own calibration: not one clock
+    let exe = c_program("pcontrol.c");
+    let (_, reports) = same_output(&exe, 2, "clock-tsc", &[("HEISEN_CLOCK", "tsc")]);
+    for report in &reports.ranks {
+        let clock = &mpi(report)["clock"];
+        if clock["clock"].as_str() == Some("tsc") {
+            assert_eq!(clock["offset_applied"], Value::Bool(true), "{clock}");
+        }
+        compensated_not_above_measured(report, "tsc");
+    }
+}
+
+#[test]
+fn fortran_mpif_h_and_use_mpi_are_intercepted() {
+    for name in ["coll_mpif.f90", "coll_usempi.f90"] {
+        let exe = fortran_program(name);
+        for ranks in [2, 3] {
+            let (text, reports) = same_output(&exe, ranks, name, &[]);
+            assert!(text.contains(" failed 0"), "{text}");
+            for report in &reports.ranks {
+                let names = region_names(report);
+                for region in [
+                    "MPI_Send",
+                    "MPI_Recv",
+                    "MPI_Bcast",
+                    "MPI_Allreduce",
+                    "MPI_Barrier",
+                ] {
+                    assert!(
+                        names.iter().any(|n| n == region),
+                        "{name}: no {region} in {names:?}"
+                    );
+                }
+                compensated_not_above_measured(report, name);
+            }
+            assert!(reports.run.is_some(), "{name}: a run report");
+        }
+    }
+}
+
+#[test]
+fn fortran_mpi_f08_is_transparent_and_partly_intercepted() {
+    let exe = fortran_program("coll_f08.f90");
+    for ranks in [2, 3] {
+        let (text, reports) = same_output(&exe, ranks, "f08", &[]);
+        assert!(text.contains(" failed 0"), "{text}");
+        for report in &reports.ranks {
+            let names = region_names(report);
+            // MPICH's mpi_f08 calls these through their C names …
+            for region in ["MPI_Send", "MPI_Recv", "MPI_Bcast", "MPI_Allreduce"] {
+                assert!(
+                    names.iter().any(|n| n == region),
+                    "f08: no {region} in {names:?}"
+                );
+            }
+            // … and MPI_Barrier through PMPI_Barrier, past any C interposer
+            assert!(!names.iter().any(|n| n == "MPI_Barrier"), "{names:?}");
+        }
+    }
+}

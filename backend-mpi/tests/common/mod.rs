@@ -1,0 +1,100 @@
+//! What the MPI tests share: building the C programs with mpicc and
+//! running them under mpiexec, with or without the interposer.
+#![allow(dead_code)] // reason: each test file uses a part
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::Mutex;
+
+/// One mpiexec at a time: the machine has two cores and MPICH's ranks
+/// busy-poll.
+static RUNS: Mutex<()> = Mutex::new(());
+
+pub(crate) fn require(tool: &str) {
+    let found = Command::new(tool).arg("--version").output().is_ok()
+        || Command::new(tool).arg("-show").output().is_ok();
+    assert!(
+        found,
+        "`{tool}` not found: the MPI tests need MPICH (Debian: apt-get install mpich libmpich-dev); \
+         `scripts/test` installs it"
+    );
+}
+
+/// The interposer cargo built for this test (`<target>/<profile>/deps`).
+pub(crate) fn library() -> PathBuf {
+    let exe = std::env::current_exe().expect("test executable path");
+    let deps = exe.parent().expect("deps directory");
+    let lib = deps.join("libheisen_mpi.so");
+    assert!(lib.exists(), "{} not built", lib.display());
+    lib
+}
+
+pub(crate) fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("heisen-mpi-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch directory");
+    dir
+}
+
+/// Builds `tests/c/<name>.c` into `dir`.
+pub(crate) fn build(name: &str, dir: &Path) -> PathBuf {
+    require("mpicc");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/c/{name}.c"));
+    let exe = dir.join(name);
+    let out = Command::new("mpicc")
+        .args(["-O1", "-Wall", "-pthread", "-o"])
+        .arg(&exe)
+        .arg(&src)
+        .output()
+        .expect("mpicc runs");
+    assert!(
+        out.status.success(),
+        "mpicc {}: {}",
+        src.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    exe
+}
+
+/// Runs `exe` on `ranks` ranks, preloading the interposer or not; the
+/// program's lines go to `lines/r<rank>.txt`, heisen's reports to `output`.
+pub(crate) fn run(
+    exe: &Path,
+    ranks: u32,
+    preload: Option<&Path>,
+    lines: &Path,
+    output: &Path,
+) -> Output {
+    run_with(exe, ranks, preload, lines, output, &[], &[])
+}
+
+/// [`run`] with program arguments and environment variables for every rank.
+pub(crate) fn run_with(
+    exe: &Path,
+    ranks: u32,
+    preload: Option<&Path>,
+    lines: &Path,
+    output: &Path,
+    args: &[&str],
+    vars: &[(&str, &str)],
+) -> Output {
+    require("mpiexec");
+    let _one = RUNS.lock().unwrap_or_else(|p| p.into_inner());
+    let mut cmd = Command::new("mpiexec");
+    cmd.arg("-n").arg(ranks.to_string());
+    if let Some(lib) = preload {
+        cmd.arg("-genv").arg("LD_PRELOAD").arg(lib);
+    }
+    for (name, value) in vars {
+        cmd.arg("-genv").arg(name).arg(value);
+    }
+    // cargo's LD_LIBRARY_PATH would put stale copies of libraries first.
+    cmd.arg(exe)
+        .args(args)
+        .env_remove("LD_LIBRARY_PATH")
+        .env_remove("HEISEN_SUMMARY")
+        .env("HEISEN_OUTPUT", output)
+        .env("TRANSPARENCY_OUT", lines)
+        .output()
+        .expect("mpiexec runs")
+}

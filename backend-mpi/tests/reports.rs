@@ -1,0 +1,117 @@
+//! What an MPI run leaves behind (issue 10 item 5, R12): every rank's
+//! report and rank 0's merged run report, comm records per peer location,
+//! the form asked for, one summary from rank 0 only when asked, and a
+//! memory figure that does not grow with the number of messages.
+
+mod common;
+
+use std::path::Path;
+
+use common::{build, library, run_with, scratch};
+use serde_json::Value;
+
+/// Runs the master/worker program with `tasks` tasks under heisen and
+/// returns the run report and the run's standard error.
+fn master_worker(dir: &Path, ranks: u32, tasks: u32, vars: &[(&str, &str)]) -> (Value, String) {
+    let exe = build("master_worker", dir);
+    let out = dir.join(format!("out-{tasks}"));
+    std::fs::create_dir_all(&out).expect("output directory");
+    let run = run_with(
+        &exe,
+        ranks,
+        Some(&library()),
+        &out,
+        &out,
+        &[&tasks.to_string()],
+        vars,
+    );
+    let stderr = String::from_utf8_lossy(&run.stderr).into_owned();
+    assert!(run.status.success(), "master_worker failed: {stderr}");
+    let text = std::fs::read_to_string(out.join("heisen.mpi.json")).expect("run report");
+    (
+        serde_json::from_str(&text).expect("run report is JSON"),
+        stderr,
+    )
+}
+
+/// The location of rank `rank`'s main thread.
+fn main_location(run: &Value, rank: u64) -> &Value {
+    run["locations"]
+        .as_array()
+        .expect("locations")
+        .iter()
+        .find(|l| l["location"].as_u64() == Some(rank << 12))
+        .unwrap_or_else(|| panic!("no location for rank {rank}"))
+}
+
+#[test]
+fn master_records_each_worker_as_a_peer_and_memory_does_not_grow() {
+    let dir = scratch("reports-peers");
+    let (small, _) = master_worker(&dir, 3, 20, &[]);
+    let (large, _) = master_worker(&dir, 3, 400, &[]);
+    for (run, tasks) in [(&small, 20), (&large, 400)] {
+        let master = main_location(run, 0);
+        // Receives are recorded per sending location (R12): ranks 1 and 2.
+        let received: u64 = master["comms"]
+            .as_array()
+            .expect("comms")
+            .iter()
+            .filter(|c| [4096, 8192].contains(&c["peer"].as_u64().unwrap_or(0)))
+            .map(|c| c["count"].as_u64().unwrap_or(0))
+            .sum();
+        assert_eq!(received, tasks, "results received by the master");
+        assert_eq!(run["header"]["form"], "timestamped");
+    }
+    // R12: the memory heisen holds is fixed at start, not per message.
+    assert_eq!(small["mpi"]["memory_bytes"], large["mpi"]["memory_bytes"]);
+    assert!(small["mpi"]["memory_bytes"].as_u64().unwrap_or(0) > 0);
+}
+
+#[test]
+fn delay_only_form_and_one_summary_from_rank_0() {
+    let dir = scratch("reports-summary");
+    let vars = [("HEISEN_FORM", "delay-only"), ("HEISEN_SUMMARY", "1")];
+    let (run, stderr) = master_worker(&dir, 3, 30, &vars);
+    assert_eq!(run["header"]["form"], "delay-only");
+    for l in run["locations"].as_array().expect("locations") {
+        assert_eq!(l["form"], "delay-only");
+    }
+    let headers = stderr
+        .lines()
+        .filter(|l| l.starts_with("heisen: 3 ranks"))
+        .count();
+    assert_eq!(headers, 1, "one summary, from rank 0:\n{stderr}");
+    assert!(stderr.contains("critical path"), "{stderr}");
+}
+
+#[test]
+fn requests_beyond_the_table_run_unmeasured_and_are_counted() {
+    let dir = scratch("reports-overflow");
+    let exe = build("overflow", &dir);
+    let (plain, measured) = (dir.join("plain"), dir.join("measured"));
+    for d in [&plain, &measured] {
+        std::fs::create_dir_all(d).expect("directory");
+    }
+    let without = run_with(&exe, 2, None, &plain, &plain, &[], &[]);
+    assert!(without.status.success());
+    let with = run_with(&exe, 2, Some(&library()), &measured, &measured, &[], &[]);
+    assert!(
+        with.status.success(),
+        "{}",
+        String::from_utf8_lossy(&with.stderr)
+    );
+    let line = |d: &Path| std::fs::read_to_string(d.join("r0.txt")).expect("rank 0 output");
+    assert_eq!(line(&plain), line(&measured));
+    assert!(line(&measured).contains("bad statuses 0"));
+    let text = std::fs::read_to_string(measured.join("heisen.rank0.json")).expect("report");
+    let report: Value = serde_json::from_str(&text).expect("JSON");
+    let requests = &report["mpi"]["requests"];
+    let capacity = requests["capacity"].as_u64().expect("capacity");
+    // 5000 receives: the staging pool's and the table's slots are taken
+    // (a staged receive holds a slot too), the rest overflow.
+    assert_eq!(requests["peak"].as_u64(), Some(capacity));
+    assert_eq!(requests["overflow"].as_u64(), Some(5000 - capacity));
+    // R12: counted, and said on stderr (a problem, not a summary).
+    let stderr = String::from_utf8_lossy(&with.stderr);
+    assert!(stderr.contains("beyond the request table"), "{stderr}");
+}
