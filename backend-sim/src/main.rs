@@ -479,6 +479,11 @@ fn simulate(a: SimulateArgs) -> Result<String, String> {
     let max_events = a.max_events.unwrap_or(u64::MAX);
     let (program, lines) = match loaded {
         Loaded::Goal(header, graph) => {
+            if a.matching == "approximated" {
+                return Err(format!(
+                    "{scenario}: --match approximated replays a measured run; a GOAL schedule has no instrumentation (it runs as LogGOPSim runs it), so there is nothing to replay"
+                ));
+            }
             return simulate_goal(
                 scenario,
                 &header,

@@ -1049,6 +1049,16 @@ fn matching_by_approximated_send_time_moves_ends_and_profile_where_reordered() {
             .any(|l| l.starts_with("critical path (online kernels): truth")),
         "{out}"
     );
+    // A GOAL schedule has no measured run to replay.
+    refused(
+        &[
+            "simulate",
+            "scenarios/dissemination_16.goal",
+            "--match",
+            "approximated",
+        ],
+        &["dissemination_16.goal: --match approximated replays a measured run"],
+    );
     // The built-in master-worker never reorders: nothing moves.
     let out = stdout(&heisen(&[
         "simulate",
