@@ -221,11 +221,21 @@ pub fn region_pair(
         whole: whole - enter.whole,
         inside: inside_ns - enter.inside,
     };
+    // Sizes only where the pair was measured in situ.
+    let measured = placement == Placement::OutOfLine && rt.config().in_situ;
     rt.note_pair(PairCalibration {
         path: what.to_owned(),
         back_to_back: ns(back_to_back),
-        work_steps: WORK_STEPS.to_vec(),
-        in_situ: by_size.iter().map(|&c| ns(c)).collect(),
+        work_steps: if measured {
+            WORK_STEPS.to_vec()
+        } else {
+            Vec::new()
+        },
+        in_situ: if measured {
+            by_size.iter().map(|&c| ns(c)).collect()
+        } else {
+            Vec::new()
+        },
         whole,
         inside: inside_ns,
     });
