@@ -214,10 +214,42 @@ pub unsafe extern "C" fn MPI_Init_thread(
 /// rank 0 writes the merged run report once every rank's file is there.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn MPI_Finalize() -> c_int {
+    before_finalize();
+    // SAFETY: no arguments.
+    unsafe { sys::PMPI_Finalize() }
+}
+
+/// What `MPI_Finalize` does before the MPI's own (once).
+fn before_finalize() {
     if let Some(m) = ensure() {
         guarded(|| crate::report::at_finalize(m));
     }
     FINALIZED.store(true, Ordering::Release);
-    // SAFETY: no arguments.
-    unsafe { sys::PMPI_Finalize() }
+}
+
+/// MPICH's `use mpi_f08` binding of `MPI_Finalize`, which calls
+/// `PMPI_Finalize` directly and so never reaches the C wrapper: the
+/// reports are written here, then the binding runs (found with
+/// `dlsym(RTLD_NEXT)`). `ierror` is the optional Fortran argument.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mpi_finalize_f08_(ierror: *mut c_int) {
+    type Binding = unsafe extern "C" fn(*mut c_int);
+    before_finalize();
+    // SAFETY: dlsym with RTLD_NEXT and a NUL-terminated name.
+    let next = unsafe { libc::dlsym(libc::RTLD_NEXT, c"mpi_finalize_f08_".as_ptr()) };
+    if next.is_null() {
+        // No f08 binding after this library: finalize as it would have.
+        // SAFETY: no arguments; `ierror` is the caller's or null.
+        let rc = unsafe { sys::PMPI_Finalize() };
+        if !ierror.is_null() {
+            // SAFETY: the caller's integer.
+            unsafe { *ierror = rc };
+        }
+        return;
+    }
+    // SAFETY: the binding's own symbol, with the signature of its
+    // Fortran interface (one optional integer, passed by reference).
+    let binding: Binding = unsafe { core::mem::transmute::<*mut libc::c_void, Binding>(next) };
+    // SAFETY: the caller's argument, unchanged.
+    unsafe { binding(ierror) }
 }
