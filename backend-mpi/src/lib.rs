@@ -49,6 +49,7 @@
 // reason: the helpers pass the program's buffers and statuses to the MPI as the program did; their validity is the MPI call's contract
 
 pub mod bsend;
+pub mod calibrate;
 pub mod completion;
 pub mod datatype;
 pub mod exchange;

@@ -9,17 +9,13 @@
 //! not move messages outside that interval.
 
 use core::ffi::{c_char, c_int};
-use core::hint::black_box;
 use core::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
-use heisen_core::{Cost, Dependency, Form};
-use heisen_shmem::calibrate::{ns, per_call};
+use heisen_core::Form;
 use heisen_shmem::runtime::{ActionId, Runtime};
-use heisen_shmem::thread::calibrating;
-use heisen_shmem::{Record, with_current};
+use heisen_shmem::with_current;
 
-use crate::piggyback;
 use crate::sys;
 
 /// Location ids of rank `r`'s threads start at `r << RANK_SHIFT` (R7 ties
@@ -85,7 +81,14 @@ fn ensure_slow() -> Option<&'static Mpi> {
     if rt.config().disabled {
         return None;
     }
-    std::panic::catch_unwind(|| MPI.get_or_init(|| set_up(rt))).ok()
+    let m = std::panic::catch_unwind(|| MPI.get_or_init(|| set_up(rt))).ok()?;
+    // The whole wrapper paths are timed through the wrappers themselves,
+    // which need `MPI` set: once, after it is.
+    static PATHS: std::sync::Once = std::sync::Once::new();
+    PATHS.call_once(|| {
+        guarded(|| crate::calibrate::wrapper_paths(m));
+    });
+    Some(m)
 }
 
 fn set_up(rt: &'static Runtime) -> Mpi {
@@ -110,53 +113,13 @@ fn set_up(rt: &'static Runtime) -> Mpi {
         recv: rt.action("mpi_recv"),
         complete: rt.action("mpi_complete"),
     };
-    calibrate(rt, &actions);
+    crate::calibrate::kernel_parts(rt, &actions);
     Mpi {
         rank,
         size,
         form: rt.config().form,
         actions,
         runtime: rt,
-    }
-}
-
-/// Times each action's heisen part back to back (R1) on a scratch state:
-/// a send's release and packing, a receive's unpacking and merge.
-fn calibrate(rt: &'static Runtime, a: &Actions) {
-    let mut wire = piggyback::blank();
-    let send = calibrating(rt, || {
-        per_call(rt, || {
-            if let Some(r) = with_current(|s| s.release_split(a.send)) {
-                piggyback::pack(&r, &mut wire);
-            }
-            black_box(&wire);
-        })
-    });
-    let recv = calibrating(rt, || {
-        per_call(rt, || {
-            if let Some(begin) = with_current(|s| s.begin(a.recv)) {
-                let r = piggyback::unpack(black_box(&wire)).unwrap_or(Record::EMPTY);
-                with_current(|s| black_box(s.end(begin, &[Dependency::immediate(&r)], a.recv)));
-            }
-        })
-    });
-    rt.set_cost(a.send, whole(send));
-    rt.set_cost(a.recv, whole(recv));
-    rt.set_cost(
-        a.complete,
-        Cost {
-            whole: 0,
-            inside: 0,
-        },
-    );
-}
-
-/// A cost that falls after its clock read.
-fn whole(per_call: f64) -> Cost {
-    let whole = ns(per_call);
-    Cost {
-        whole,
-        inside: whole,
     }
 }
 
