@@ -14,6 +14,9 @@ int main(int argc, char **argv) {
     uint32_t work;
     if (heisen_region_register("work", &work) != HEISEN_RESULT_OK) MPI_Abort(MPI_COMM_WORLD, 3);
     int x = 0;
+    /* both ranks start the timed part together: rank 1 then waits for
+     * the whole of rank 0's regions */
+    MPI_Barrier(MPI_COMM_WORLD);
     if (me == 0) {
         volatile int acc = 0;
         for (int i = 0; i < REGIONS; i++) {
