@@ -51,13 +51,6 @@ pub fn kernel_parts(rt: &'static Runtime, a: &Actions) -> (f64, f64) {
     });
     rt.set_cost(a.send, whole(send));
     rt.set_cost(a.recv, whole(recv));
-    rt.set_cost(
-        a.complete,
-        Cost {
-            whole: 0,
-            inside: 0,
-        },
-    );
     (send, recv)
 }
 

@@ -29,8 +29,6 @@ pub struct Actions {
     pub send: ActionId,
     /// A receive's merge and the unpacking of its record (R4, R5).
     pub recv: ActionId,
-    /// A completion call's bookkeeping per request (`Wait*`, `Test*`).
-    pub complete: ActionId,
 }
 
 /// What every wrapper needs, made once per process.
@@ -120,7 +118,6 @@ fn set_up(rt: &'static Runtime) -> Mpi {
     let actions = Actions {
         send: rt.action("mpi_send"),
         recv: rt.action("mpi_recv"),
-        complete: rt.action("mpi_complete"),
     };
     crate::calibrate::kernel_parts(rt, &actions);
     Mpi {
