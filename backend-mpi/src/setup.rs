@@ -191,7 +191,7 @@ pub unsafe extern "C" fn MPI_Finalize() -> c_int {
 /// What `MPI_Finalize` does before the MPI's own (once).
 fn before_finalize() {
     if let Some(m) = ensure() {
-        guarded(|| crate::report::at_finalize(m));
+        crate::report::at_finalize(m);
     }
     FINALIZED.store(true, Ordering::Release);
 }
