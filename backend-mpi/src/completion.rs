@@ -11,7 +11,7 @@
 
 use core::ffi::c_int;
 
-use crate::merge::{self, Received};
+use crate::merge::{self, Received, ReceivedList};
 use crate::p2p::delivered;
 use crate::region::{self, Named};
 use heisen_shmem::Record;
@@ -30,7 +30,7 @@ fn finish(
     begin: Option<u64>,
     st: *mut MPI_Status,
     error: c_int,
-    received: &mut Vec<Received>,
+    received: &mut ReceivedList,
 ) {
     let cancelled = status::cancelled(st);
     let Taken { index, entry } = taken;
@@ -153,7 +153,7 @@ fn single(
             table().put_back(before, taken);
             return rc;
         }
-        let mut received = Vec::new();
+        let mut received = ReceivedList::new();
         finish(before, taken, begin, st, rc, &mut received);
         merge_all(m, begin, &received);
         rc
@@ -226,9 +226,9 @@ fn finish_many(
     done: Done<'_>,
     rc: c_int,
 ) {
-    let mut received = Vec::new();
+    let mut received = ReceivedList::new();
     let mut complete =
-        |i: usize, st: *mut MPI_Status, error: c_int, received: &mut Vec<Received>| {
+        |i: usize, st: *mut MPI_Status, error: c_int, received: &mut ReceivedList| {
             if let Some(t) = taken.get_mut(i).and_then(Option::take) {
                 finish(befores[i], t, begin, st, error, received);
             }

@@ -33,8 +33,13 @@
 //!
 //! Collectives, communicators, clock alignment and `MPI_Pcontrol` live in
 //! their own modules (`collective`, `comm`, `align`, `pcontrol`) and use
-//! `setup::ensure`, `region::call`, `piggyback::{pack, unpack}`,
-//! `setup::Mpi::merge_records` and `requests::register`.
+//! `setup::ensure` (the rank, the form, the actions), `region::call`
+//! (every call a region, no panic across the boundary),
+//! `merge::{release, begin, received}` and `heisen_shmem::with_current`
+//! (the kernel of the calling thread: `arrive`/`leave` for R6's n-to-n
+//! shape), `piggyback::{pack, unpack, LEN}`, `requests::register` (a
+//! nonblocking collective's request with its own `Completion`), and
+//! `report::merge_files` (the run report from the rank files).
 #![allow(unsafe_code)]
 // reason: an interposer is C ABI exports over raw MPI buffers and handles; every block says why it holds
 #![allow(clippy::missing_safety_doc)] // reason: the exports' contracts are the MPI standard's
@@ -45,6 +50,7 @@
 
 pub mod align;
 pub mod bsend;
+pub mod calibrate;
 pub mod collective;
 pub mod comm;
 pub mod completion;

@@ -8,6 +8,7 @@ use heisen_core::Dependency;
 use heisen_core::stats::Communicated;
 use heisen_core::wildcard::Match;
 use heisen_shmem::{Record, with_current};
+use smallvec::SmallVec;
 
 use crate::piggyback::{self, Wire};
 use crate::setup::{Mpi, guarded};
@@ -54,6 +55,9 @@ pub fn now() -> Option<u64> {
     guarded(|| with_current(|s| s.now())).flatten()
 }
 
+/// The messages one completion call received (no allocation up to four).
+pub type ReceivedList = SmallVec<[Received; 4]>;
+
 /// One message a completion received.
 #[derive(Clone, Copy, Debug)]
 pub struct Received {
@@ -89,11 +93,12 @@ pub fn received(m: &Mpi, begin: u64, messages: &[Received]) {
 }
 
 fn merge_on(s: &mut heisen_shmem::ThreadState, m: &Mpi, begin: u64, messages: &[Received]) {
-    let records: Vec<Record> = messages
+    // No allocation for the usual one to four messages of a completion.
+    let records: SmallVec<[Record; 4]> = messages
         .iter()
         .map(|r| r.record.unwrap_or(Record::EMPTY))
         .collect();
-    let deps: Vec<Dependency<'_, { heisen_shmem::SELECTED }>> = records
+    let deps: SmallVec<[Dependency<'_, { heisen_shmem::SELECTED }>; 4]> = records
         .iter()
         .map(|r| Dependency::message(r, 0, 0))
         .collect();

@@ -8,12 +8,12 @@
 
 use core::fmt::Write as _;
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
 use crate::requests;
-use crate::setup::Mpi;
+use crate::setup::{Mpi, guarded};
 use crate::sys;
 
 /// The file name of rank `rank`'s report.
@@ -25,10 +25,28 @@ pub fn rank_file(rank: i32) -> String {
 pub const RUN_FILE: &str = "heisen.mpi.json";
 
 /// Writes this rank's report, waits for every rank's, and on rank 0
-/// merges them. Called by `MPI_Finalize` before `PMPI_Finalize`.
+/// merges them. Called by `MPI_Finalize` before `PMPI_Finalize`. The
+/// barrier is reached whatever heisen's own parts do (they cannot
+/// unwind out), so no rank is left waiting.
 pub fn at_finalize(m: &Mpi) {
+    let summary = m.runtime.summary();
+    let own = guarded(|| write_rank(m)).flatten();
+    // SAFETY: the MPI is initialised and not finalized (we are in
+    // MPI_Finalize's wrapper before PMPI_Finalize).
+    unsafe {
+        sys::PMPI_Barrier(sys::comm_world());
+    }
+    if m.rank == 0
+        && let Some(own) = own
+    {
+        guarded(|| write_run(m, &own, summary));
+    }
+}
+
+/// Completes what heisen kept, notes what did not fit (R12) and writes
+/// this rank's report; its path.
+fn write_rank(m: &Mpi) -> Option<PathBuf> {
     let rt = m.runtime;
-    let summary = rt.summary();
     rt.set_summary(false);
     requests::at_finalize(rt);
     crate::datatype::free_cached();
@@ -47,19 +65,14 @@ pub fn at_finalize(m: &Mpi) {
             t.unfixed
         ));
     }
-    let written = rt.finish();
-    if let Some(Ok(path)) = &written {
-        add_mpi_figures(path, m);
-    }
-    // SAFETY: the MPI is initialised and not finalized (we are in
-    // MPI_Finalize's wrapper before PMPI_Finalize).
-    unsafe {
-        sys::PMPI_Barrier(sys::comm_world());
-    }
-    if m.rank != 0 {
-        return;
-    }
-    let Some(Ok(own)) = written else { return };
+    let path = rt.finish()?.ok()?;
+    add_mpi_figures(&path, m);
+    Some(path)
+}
+
+/// Rank 0: the run report from every rank's file, and the summary when
+/// asked.
+fn write_run(m: &Mpi, own: &Path, summary: bool) {
     let dir = own.parent().unwrap_or(Path::new("."));
     match merge_files(dir, m.size) {
         Ok(run) => {

@@ -345,6 +345,25 @@ fn take_from(inner: &mut Inner, request: MPI_Request) -> Option<Taken> {
     })
 }
 
+/// Files `request` with its own completion (a nonblocking collective): the
+/// `Wait*`/`Test*` wrappers run `completion` once the MPI completed it.
+/// `false` when the table is full (counted): the request then completes
+/// without it.
+pub fn register(request: MPI_Request, completion: Box<dyn Completion>) -> bool {
+    let t = table();
+    let Some((index, _)) = t.reserve() else {
+        return false;
+    };
+    let entry = Entry {
+        kind: Kind::Hook(completion),
+        persistent: false,
+        datatype: None,
+        staged: None,
+    };
+    t.insert(request, index, entry);
+    true
+}
+
 /// Completes the orphaned requests that are done and frees their slots.
 fn sweep(inner: &mut Inner) {
     let mut i = 0;

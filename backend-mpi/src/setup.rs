@@ -9,17 +9,13 @@
 //! not move messages outside that interval.
 
 use core::ffi::{c_char, c_int};
-use core::hint::black_box;
 use core::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
-use heisen_core::{Cost, Dependency, Form};
-use heisen_shmem::calibrate::{ns, per_call};
+use heisen_core::Form;
 use heisen_shmem::runtime::{ActionId, Runtime};
-use heisen_shmem::thread::calibrating;
-use heisen_shmem::{Record, with_current};
+use heisen_shmem::with_current;
 
-use crate::piggyback;
 use crate::sys;
 
 /// Location ids of rank `r`'s threads start at `r << RANK_SHIFT` (R7 ties
@@ -33,8 +29,6 @@ pub struct Actions {
     pub send: ActionId,
     /// A receive's merge and the unpacking of its record (R4, R5).
     pub recv: ActionId,
-    /// A completion call's bookkeeping per request (`Wait*`, `Test*`).
-    pub complete: ActionId,
 }
 
 /// What every wrapper needs, made once per process.
@@ -86,7 +80,23 @@ fn ensure_slow() -> Option<&'static Mpi> {
     if rt.config().disabled {
         return None;
     }
-    std::panic::catch_unwind(|| MPI.get_or_init(|| set_up(rt))).ok()
+    let start = rt.now();
+    let m = std::panic::catch_unwind(|| MPI.get_or_init(|| set_up(rt))).ok()?;
+    // The whole wrapper paths are timed through the wrappers themselves,
+    // which need `MPI` set: once, after it is.
+    static PATHS: std::sync::Once = std::sync::Once::new();
+    let mut calibrated = false;
+    PATHS.call_once(|| {
+        guarded(|| crate::calibrate::wrapper_paths(m));
+        calibrated = true;
+    });
+    if calibrated {
+        // R1: a calibration pause is a directly measured cost of the
+        // thread that paid it.
+        let pause = rt.now().saturating_sub(start);
+        guarded(|| with_current(|s| s.overhead(pause)));
+    }
+    Some(m)
 }
 
 fn set_up(rt: &'static Runtime) -> Mpi {
@@ -109,9 +119,8 @@ fn set_up(rt: &'static Runtime) -> Mpi {
     let actions = Actions {
         send: rt.action("mpi_send"),
         recv: rt.action("mpi_recv"),
-        complete: rt.action("mpi_complete"),
     };
-    calibrate(rt, &actions);
+    crate::calibrate::kernel_parts(rt, &actions);
     crate::collective::calibrate(rt);
     Mpi {
         rank,
@@ -119,46 +128,6 @@ fn set_up(rt: &'static Runtime) -> Mpi {
         form: rt.config().form,
         actions,
         runtime: rt,
-    }
-}
-
-/// Times each action's heisen part back to back (R1) on a scratch state:
-/// a send's release and packing, a receive's unpacking and merge.
-fn calibrate(rt: &'static Runtime, a: &Actions) {
-    let mut wire = piggyback::blank();
-    let send = calibrating(rt, || {
-        per_call(rt, || {
-            if let Some(r) = with_current(|s| s.release_split(a.send)) {
-                piggyback::pack(&r, &mut wire);
-            }
-            black_box(&wire);
-        })
-    });
-    let recv = calibrating(rt, || {
-        per_call(rt, || {
-            if let Some(begin) = with_current(|s| s.begin(a.recv)) {
-                let r = piggyback::unpack(black_box(&wire)).unwrap_or(Record::EMPTY);
-                with_current(|s| black_box(s.end(begin, &[Dependency::immediate(&r)], a.recv)));
-            }
-        })
-    });
-    rt.set_cost(a.send, whole(send));
-    rt.set_cost(a.recv, whole(recv));
-    rt.set_cost(
-        a.complete,
-        Cost {
-            whole: 0,
-            inside: 0,
-        },
-    );
-}
-
-/// A cost that falls after its clock read.
-fn whole(per_call: f64) -> Cost {
-    let whole = ns(per_call);
-    Cost {
-        whole,
-        inside: whole,
     }
 }
 
@@ -222,12 +191,46 @@ pub unsafe extern "C" fn MPI_Init_thread(
 /// rank 0 writes the merged run report once every rank's file is there.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn MPI_Finalize() -> c_int {
-    if let Some(m) = ensure() {
-        guarded(crate::collective::at_finalize);
-        guarded(|| crate::align::at_finalize(m.rank, m.size));
-        guarded(|| crate::report::at_finalize(m));
-    }
-    FINALIZED.store(true, Ordering::Release);
+    before_finalize();
     // SAFETY: no arguments.
     unsafe { sys::PMPI_Finalize() }
+}
+
+/// What `MPI_Finalize` does before the MPI's own (once).
+fn before_finalize() {
+    if let Some(m) = ensure() {
+        // the collectives' handles, then the clock's drift (collective:
+        // every rank is here), then the reports that carry both
+        guarded(crate::collective::at_finalize);
+        guarded(|| crate::align::at_finalize(m.rank, m.size));
+        crate::report::at_finalize(m);
+    }
+    FINALIZED.store(true, Ordering::Release);
+}
+
+/// MPICH's `use mpi_f08` binding of `MPI_Finalize`, which calls
+/// `PMPI_Finalize` directly and so never reaches the C wrapper: the
+/// reports are written here, then the binding runs (found with
+/// `dlsym(RTLD_NEXT)`). `ierror` is the optional Fortran argument.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mpi_finalize_f08_(ierror: *mut c_int) {
+    type Binding = unsafe extern "C" fn(*mut c_int);
+    before_finalize();
+    // SAFETY: dlsym with RTLD_NEXT and a NUL-terminated name.
+    let next = unsafe { libc::dlsym(libc::RTLD_NEXT, c"mpi_finalize_f08_".as_ptr()) };
+    if next.is_null() {
+        // No f08 binding after this library: finalize as it would have.
+        // SAFETY: no arguments; `ierror` is the caller's or null.
+        let rc = unsafe { sys::PMPI_Finalize() };
+        if !ierror.is_null() {
+            // SAFETY: the caller's integer.
+            unsafe { *ierror = rc };
+        }
+        return;
+    }
+    // SAFETY: the binding's own symbol, with the signature of its
+    // Fortran interface (one optional integer, passed by reference).
+    let binding: Binding = unsafe { core::mem::transmute::<*mut libc::c_void, Binding>(next) };
+    // SAFETY: the caller's argument, unchanged.
+    unsafe { binding(ierror) }
 }

@@ -115,3 +115,33 @@ fn requests_beyond_the_table_run_unmeasured_and_are_counted() {
     let stderr = String::from_utf8_lossy(&with.stderr);
     assert!(stderr.contains("beyond the request table"), "{stderr}");
 }
+
+#[test]
+fn disabled_heisen_passes_everything_through_and_writes_nothing() {
+    let dir = scratch("reports-disabled");
+    let exe = build("master_worker", &dir);
+    let out = dir.join("out");
+    std::fs::create_dir_all(&out).expect("directory");
+    let run = run_with(
+        &exe,
+        3,
+        Some(&library()),
+        &out,
+        &out,
+        &["40"],
+        &[("HEISEN_DISABLE", "1")],
+    );
+    assert!(run.status.success());
+    assert_eq!(String::from_utf8_lossy(&run.stderr), "");
+    let lines = std::fs::read_to_string(out.join("r0.txt")).expect("rank 0 output");
+    assert!(lines.contains("results 40"), "{lines}");
+    let reports: Vec<_> = std::fs::read_dir(&out)
+        .expect("directory")
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().starts_with("heisen."))
+        .collect();
+    assert!(
+        reports.is_empty(),
+        "reports written while disabled: {reports:?}"
+    );
+}

@@ -1,0 +1,62 @@
+//! Fortran programs under the interposer (issue 10 item 6): MPICH's
+//! `use mpi` and `use mpi_f08` bindings, built with `mpif90`, print the
+//! same with and without it, and both leave every rank's report and the
+//! run report (`use mpi_f08` reaches `MPI_Finalize` only through
+//! heisen's wrapper of `mpi_finalize_f08_`).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::{library, require, run, scratch};
+
+fn build_fortran(name: &str, dir: &Path) -> PathBuf {
+    require("mpif90");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/f/{name}.f90"));
+    let exe = dir.join(name);
+    let out = Command::new("mpif90")
+        .arg("-o")
+        .arg(&exe)
+        .arg(&src)
+        .current_dir(dir)
+        .output()
+        .expect("mpif90 runs");
+    assert!(
+        out.status.success(),
+        "mpif90 {}: {}",
+        src.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    exe
+}
+
+fn same_with_and_without(name: &str) {
+    let dir = scratch(name);
+    let exe = build_fortran(name, &dir);
+    let plain = run(&exe, 2, None, &dir, &dir);
+    assert!(plain.status.success());
+    let reports = dir.join("reports");
+    std::fs::create_dir_all(&reports).expect("directory");
+    let measured = run(&exe, 2, Some(&library()), &reports, &reports);
+    assert!(measured.status.success());
+    assert_eq!(String::from_utf8_lossy(&measured.stderr), "");
+    assert_eq!(
+        String::from_utf8_lossy(&plain.stdout),
+        String::from_utf8_lossy(&measured.stdout)
+    );
+    assert!(String::from_utf8_lossy(&plain.stdout).contains("count           3 tag           7"));
+    for f in ["heisen.rank0.json", "heisen.rank1.json", "heisen.mpi.json"] {
+        assert!(reports.join(f).exists(), "{name}: no {f}");
+    }
+}
+
+#[test]
+fn fortran_use_mpi_is_intercepted() {
+    same_with_and_without("p2p_mpi");
+}
+
+#[test]
+fn fortran_use_mpi_f08_is_intercepted_and_reported() {
+    same_with_and_without("p2p_f08");
+}
