@@ -31,12 +31,14 @@ use serde_json::Value;
 
 use runner::{library, load, load_range, median, mpicc, mpiexec, work_dir};
 
-/// Each rank's own elapsed time, from the program's `time <rank> <role> <ns>` lines.
-fn own_times(stdout: &str, ranks: usize) -> Vec<f64> {
+/// Each rank's own figure `what` (`time`: elapsed, `cpu`: process CPU
+/// time), from the program's `<what> <rank> <role> <ns>` lines.
+fn own_times(stdout: &str, what: &str, ranks: usize) -> Vec<f64> {
     let mut t = vec![f64::NAN; ranks];
     for line in stdout.lines() {
         let f: Vec<&str> = line.split_whitespace().collect();
-        if let ["time", r, _, ns] = f[..]
+        if let [w, r, _, ns] = f[..]
+            && w == what
             && let (Ok(r), Ok(ns)) = (r.parse::<usize>(), ns.parse::<f64>())
             && r < ranks
         {
@@ -46,7 +48,8 @@ fn own_times(stdout: &str, ranks: usize) -> Vec<f64> {
     t
 }
 
-/// Per rank `(measured, compensated, local-only)` of the region `run`.
+/// Per rank `(measured, compensated)` of the region `run` and the
+/// location's own charged overhead (R1).
 fn report_times(dir: &Path, ranks: usize) -> Vec<(f64, f64, f64)> {
     (0..ranks)
         .map(|r| {
@@ -65,13 +68,14 @@ fn report_times(dir: &Path, ranks: usize) -> Vec<(f64, f64, f64)> {
                 .and_then(|rs| rs.iter().find(|x| x["region"].as_u64() == Some(run_id)))
                 .expect("the record of `run`");
             let n = |v: &Value| v.as_f64().unwrap_or(f64::NAN);
-            let measured = n(&run["measured_inclusive"]);
-            let compensated = n(&run["inclusive"]);
-            // R1 alone: what this location charged itself (seed 000's
-            // "local compensation"); the actions outside `run` (one
+            // R1 alone, what this location charged itself, is seed 000's
+            // "local compensation"; the actions outside `run` (one
             // barrier, one gather) cost microseconds.
-            let local = measured - n(&location["overhead"]);
-            (measured, compensated, local)
+            (
+                n(&run["measured_inclusive"]),
+                n(&run["inclusive"]),
+                n(&location["overhead"]),
+            )
         })
         .collect()
 }
@@ -103,39 +107,46 @@ fn main() {
     );
 
     let n = ranks as usize;
-    // [quantity][rank] samples: plain, instrumented (own), measured,
-    // parallel timestamped, local-only, parallel delay-only
-    let mut samples = vec![vec![Vec::new(); n]; 6];
+    // [quantity][rank] samples, see `Q`
+    let mut samples = vec![vec![Vec::new(); n]; Q::COUNT];
     let mut loads = Vec::new();
     for run in 0..runs {
         for step in 0..3 {
             loads.push(load());
-            match (run + step) % 3 {
-                0 => {
-                    let out = mpiexec(&plain, &program_args, ranks, None, &[]);
-                    for (r, t) in own_times(&out, n).into_iter().enumerate() {
-                        samples[0][r].push(t);
-                    }
+            let form = (run + step) % 3;
+            if form == 0 {
+                let out = mpiexec(&plain, &program_args, ranks, None, &[]);
+                let (own, cpu) = (own_times(&out, "time", n), own_times(&out, "cpu", n));
+                for (r, (t, c)) in own.into_iter().zip(cpu).enumerate() {
+                    samples[Q::Plain as usize][r].push(t);
+                    samples[Q::PlainCpu as usize][r].push(c);
                 }
-                form => {
-                    let reports = dir.join(format!("run{run}-{form}"));
-                    std::fs::create_dir_all(&reports).expect("report directory");
-                    let mut env = vec![("HEISEN_OUTPUT", reports.display().to_string())];
-                    if form == 2 {
-                        env.push(("HEISEN_FORM", "delay-only".into()));
-                    }
-                    let out = mpiexec(&instrumented, &program_args, ranks, Some(&interposer), &env);
-                    let own = own_times(&out, n);
-                    for (r, (m, c, l)) in report_times(&reports, n).into_iter().enumerate() {
-                        if form == 1 {
-                            samples[1][r].push(own[r]);
-                            samples[2][r].push(m);
-                            samples[3][r].push(c);
-                            samples[4][r].push(l);
-                        } else {
-                            samples[5][r].push(c);
-                        }
-                    }
+                continue;
+            }
+            let reports = dir.join(format!("run{run}-{form}"));
+            std::fs::create_dir_all(&reports).expect("report directory");
+            let mut env = vec![("HEISEN_OUTPUT", reports.display().to_string())];
+            if form == 2 {
+                env.push(("HEISEN_FORM", "delay-only".into()));
+            }
+            let out = mpiexec(&instrumented, &program_args, ranks, Some(&interposer), &env);
+            let (own, cpu) = (own_times(&out, "time", n), own_times(&out, "cpu", n));
+            for (r, (measured, compensated, overhead)) in
+                report_times(&reports, n).into_iter().enumerate()
+            {
+                // what compensation removed from `run`, taken off the CPU time too
+                let removed = measured - compensated;
+                let mut push = |q: Q, v: f64| samples[q as usize][r].push(v);
+                if form == 1 {
+                    push(Q::Instrumented, own[r]);
+                    push(Q::Timestamped, compensated);
+                    push(Q::LocalOnly, measured - overhead);
+                    push(Q::InstrumentedCpu, cpu[r]);
+                    push(Q::TimestampedCpu, cpu[r] - removed);
+                    push(Q::LocalOnlyCpu, cpu[r] - overhead);
+                } else {
+                    push(Q::DelayOnly, compensated);
+                    push(Q::DelayOnlyCpu, cpu[r] - removed);
                 }
             }
         }
@@ -148,35 +159,78 @@ fn main() {
         program_args[1],
         load_range(&loads)
     );
-    println!(
-        "{:<8} {:>14} {:>20} {:>20} {:>20} {:>20}",
-        "role",
-        "uninstrumented",
-        "no compensation",
-        "local-only",
-        "parallel (R5)",
-        "delay-only (R4)"
-    );
     let roles: [(&str, Vec<usize>); 2] = [("master", vec![0]), ("workers", (1..n).collect())];
-    for (role, members) in roles {
-        let m = |q: usize| -> f64 {
-            let all: Vec<f64> = members
-                .iter()
-                .flat_map(|&r| samples[q][r].clone())
-                .collect();
-            median(&all) / 1e6
-        };
-        let base = m(0);
-        let err = |v: f64| format!("{v:.1} ({:+.1} %)", 100.0 * (v - base) / base);
+    for (title, columns) in [
+        (
+            "elapsed time",
+            [
+                Q::Plain,
+                Q::Instrumented,
+                Q::LocalOnly,
+                Q::Timestamped,
+                Q::DelayOnly,
+            ],
+        ),
+        (
+            "process CPU time (what compensation removed from `run`, removed from it too)",
+            [
+                Q::PlainCpu,
+                Q::InstrumentedCpu,
+                Q::LocalOnlyCpu,
+                Q::TimestampedCpu,
+                Q::DelayOnlyCpu,
+            ],
+        ),
+    ] {
+        println!("{title}:");
         println!(
-            "{:<8} {:>14.1} {:>20} {:>20} {:>20} {:>20}",
-            role,
-            base,
-            err(m(1)),
-            err(m(4)),
-            err(m(3)),
-            err(m(5))
+            "{:<8} {:>14} {:>20} {:>20} {:>20} {:>20}",
+            "role",
+            "uninstrumented",
+            "no compensation",
+            "local-only",
+            "parallel (R5)",
+            "delay-only (R4)"
         );
+        for (role, members) in &roles {
+            let m = |q: Q| -> f64 {
+                let all: Vec<f64> = members
+                    .iter()
+                    .flat_map(|&r| samples[q as usize][r].clone())
+                    .collect();
+                median(&all) / 1e6
+            };
+            let base = m(columns[0]);
+            let err = |v: f64| format!("{v:.1} ({:+.1} %)", 100.0 * (v - base) / base);
+            println!(
+                "{:<8} {:>14.1} {:>20} {:>20} {:>20} {:>20}",
+                role,
+                base,
+                err(m(columns[1])),
+                err(m(columns[2])),
+                err(m(columns[3])),
+                err(m(columns[4]))
+            );
+        }
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The quantities sampled per rank and run.
+#[derive(Clone, Copy)]
+enum Q {
+    Plain,
+    PlainCpu,
+    Instrumented,
+    Timestamped,
+    LocalOnly,
+    InstrumentedCpu,
+    TimestampedCpu,
+    LocalOnlyCpu,
+    DelayOnly,
+    DelayOnlyCpu,
+}
+
+impl Q {
+    const COUNT: usize = 10;
 }

@@ -21,10 +21,13 @@
  *   mpiexec -n 2 ./plain [packets] [points]
  *
  * Rank 0 prints the estimate of π (the same whichever worker got which
- * packet, and with or without heisen) and then one line per rank with its
- * role and its own elapsed time of the timed part:
+ * packet, and with or without heisen) and then two lines per rank with
+ * its role, its own elapsed time of the timed part, and the CPU time its
+ * process used meanwhile (which other processes on a busy machine do not
+ * stretch; MPICH polls while it waits, so a waiting rank uses CPU too):
  *
  *   time <rank> <master|worker> <elapsed ns>
+ *   cpu <rank> <master|worker> <cpu ns>
  */
 #include <mpi.h>
 #include <stdint.h>
@@ -51,11 +54,13 @@ enum { TAG_REQUEST = 1, TAG_WORK = 2, TAG_STOP = 3 };
 #define INSIDE_WORK 24
 #endif
 
-static uint64_t now_ns(void) {
+static uint64_t read_ns(clockid_t clock) {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(clock, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
+static uint64_t now_ns(void) { return read_ns(CLOCK_MONOTONIC); }
+static uint64_t cpu_ns(void) { return read_ns(CLOCK_PROCESS_CPUTIME_ID); }
 
 /* The packet of index k: the same points whoever computes it. */
 static void fill_packet(double *xy, int points, int k) {
@@ -137,21 +142,24 @@ int main(int argc, char **argv) {
 #endif
     MPI_Barrier(MPI_COMM_WORLD);
     REGION_ENTER(region_run);
-    uint64_t t0 = now_ns();
+    uint64_t t0 = now_ns(), c0 = cpu_ns();
     long long hits = 0;
     if (rank == 0) hits = master(size - 1, packets, points);
     else worker(points);
-    uint64_t elapsed = now_ns() - t0;
+    uint64_t elapsed = now_ns() - t0, cpu = cpu_ns() - c0;
     REGION_EXIT(region_run);
 
-    unsigned long long mine = elapsed, *all = rank == 0 ? malloc(sizeof mine * (size_t)size) : NULL;
-    MPI_Gather(&mine, 1, MPI_UNSIGNED_LONG_LONG, all, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
+    unsigned long long mine[2] = {elapsed, cpu};
+    unsigned long long *all = rank == 0 ? malloc(sizeof mine * (size_t)size) : NULL;
+    MPI_Gather(mine, 2, MPI_UNSIGNED_LONG_LONG, all, 2, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
     if (rank == 0) {
         long long total = (long long)packets * points;
         printf("montecarlo: %d packets of %d points, %lld inside, pi ~ %.6f\n", packets, points, hits,
                4.0 * (double)hits / (double)total);
         for (int r = 0; r < size; r++)
-            printf("time %d %s %llu\n", r, r == 0 ? "master" : "worker", all[r]);
+            printf("time %d %s %llu\n", r, r == 0 ? "master" : "worker", all[2 * r]);
+        for (int r = 0; r < size; r++)
+            printf("cpu %d %s %llu\n", r, r == 0 ? "master" : "worker", all[2 * r + 1]);
         free(all);
     }
     MPI_Finalize();

@@ -7,7 +7,10 @@
  * double the same way. Run it with and without the interposer, alternately
  * (the overhead runner does), and compare medians.
  *
- *   mpicc -O2 pingpong.c -o pingpong && mpiexec -n 2 ./pingpong [rounds]
+ *   mpicc -O2 pingpong.c -o pingpong && mpiexec -n 2 ./pingpong [rounds] [max bytes] [allreduces]
+ *
+ * A largest size of 0 skips the ping-pong (the allreduce alone, for runs
+ * on more ranks).
  *
  * Output, from rank 0 (times in ns):
  *
@@ -45,11 +48,12 @@ int main(int argc, char **argv) {
     int rounds = argc > 1 ? atoi(argv[1]) : 21;
     if (rounds < 1) rounds = 1;
     const size_t max = (size_t)1 << 20;
+    long largest = argc > 2 ? atol(argv[2]) : (long)max;
     char *buf = malloc(max);
     memset(buf, rank + 1, max);
     double *t = malloc(sizeof(double) * (size_t)rounds);
 
-    for (size_t bytes = 8; bytes <= max && size >= 2; bytes *= 2) {
+    for (size_t bytes = 8; bytes <= max && (long)bytes <= largest && size >= 2; bytes *= 2) {
         int n = iterations(bytes), count = (int)bytes;
         for (int round = -1; round < rounds; round++) { /* round -1 warms up */
             MPI_Barrier(MPI_COMM_WORLD);
@@ -70,7 +74,10 @@ int main(int argc, char **argv) {
         if (rank == 0) summary("pingpong", (long)bytes, t, rounds);
     }
 
-    int n = iterations(8);
+    /* allreduces per round: about 1 ms each on two ranks of a quiet
+     * machine, or as given (oversubscribed ranks take milliseconds each) */
+    int n = argc > 3 ? atoi(argv[3]) : iterations(8);
+    if (n < 1) n = 1;
     for (int round = -1; round < rounds; round++) {
         double in = rank, out = 0;
         MPI_Barrier(MPI_COMM_WORLD);
