@@ -19,7 +19,9 @@ use std::sync::PoisonError;
 
 use heisen_shmem::{Barrier, Condvar, MutexGuard, WorkQueue, thread};
 
-use crate::result::{Outcome, boundary, heisen_result, out_arg, write_out};
+use crate::result::{
+    Outcome, boundary, free_handle, heisen_result, new_handle, out_arg, write_out,
+};
 
 /// Calibrates heisen-shmem's wrapper actions now, if they are not yet.
 /// heisen-shmem calibrates them on the first use of any wrapper, on the
@@ -130,16 +132,17 @@ unsafe fn handle<'a, T>(p: *mut T) -> Outcome<&'a T> {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn heisen_mutex_new(out: *mut *mut heisen_mutex) -> heisen_result {
     boundary(|| {
-        let out = out_arg(out)?;
-        calibrate_wrappers();
-        let mutex = Box::new(heisen_mutex {
-            held: UnsafeCell::new(None),
-            owner: AtomicUsize::new(0),
-            inner: heisen_shmem::Mutex::new(()),
-        });
-        // SAFETY: checked by out_arg.
-        unsafe { write_out(out, Box::into_raw(mutex)) };
-        Ok(())
+        // SAFETY: the caller's contract.
+        unsafe {
+            new_handle(out, || {
+                calibrate_wrappers();
+                Ok(heisen_mutex {
+                    held: UnsafeCell::new(None),
+                    owner: AtomicUsize::new(0),
+                    inner: heisen_shmem::Mutex::new(()),
+                })
+            })
+        }
     })
 }
 
@@ -232,17 +235,18 @@ pub unsafe extern "C" fn heisen_barrier_new(
     out: *mut *mut heisen_barrier,
 ) -> heisen_result {
     boundary(|| {
-        let out = out_arg(out)?;
-        if count == 0 {
-            return Err(heisen_result::InvalidArgument);
+        // SAFETY: the caller's contract.
+        unsafe {
+            new_handle(out, || {
+                if count == 0 {
+                    return Err(heisen_result::InvalidArgument);
+                }
+                calibrate_wrappers();
+                Ok(heisen_barrier {
+                    inner: Barrier::new(count),
+                })
+            })
         }
-        calibrate_wrappers();
-        let barrier = Box::new(heisen_barrier {
-            inner: Barrier::new(count),
-        });
-        // SAFETY: checked by out_arg.
-        unsafe { write_out(out, Box::into_raw(barrier)) };
-        Ok(())
     })
 }
 
@@ -252,13 +256,8 @@ pub unsafe extern "C" fn heisen_barrier_new(
 /// `barrier` is NULL or a live handle no thread waits at any more.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn heisen_barrier_free(barrier: *mut heisen_barrier) {
-    let _ = boundary(|| {
-        if !barrier.is_null() {
-            // SAFETY: the caller's contract: from Box::into_raw, freed once.
-            drop(unsafe { Box::from_raw(barrier) });
-        }
-        Ok(())
-    });
+    // SAFETY: the caller's contract.
+    unsafe { free_handle(barrier) }
 }
 
 /// Waits until `count` threads arrived; the leave merges every arrival
@@ -299,14 +298,15 @@ pub struct heisen_condvar {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn heisen_condvar_new(out: *mut *mut heisen_condvar) -> heisen_result {
     boundary(|| {
-        let out = out_arg(out)?;
-        calibrate_wrappers();
-        let condvar = Box::new(heisen_condvar {
-            inner: Condvar::new(),
-        });
-        // SAFETY: checked by out_arg.
-        unsafe { write_out(out, Box::into_raw(condvar)) };
-        Ok(())
+        // SAFETY: the caller's contract.
+        unsafe {
+            new_handle(out, || {
+                calibrate_wrappers();
+                Ok(heisen_condvar {
+                    inner: Condvar::new(),
+                })
+            })
+        }
     })
 }
 
@@ -316,13 +316,8 @@ pub unsafe extern "C" fn heisen_condvar_new(out: *mut *mut heisen_condvar) -> he
 /// `condvar` is NULL or a live handle no thread waits on any more.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn heisen_condvar_free(condvar: *mut heisen_condvar) {
-    let _ = boundary(|| {
-        if !condvar.is_null() {
-            // SAFETY: the caller's contract: from Box::into_raw, freed once.
-            drop(unsafe { Box::from_raw(condvar) });
-        }
-        Ok(())
-    });
+    // SAFETY: the caller's contract.
+    unsafe { free_handle(condvar) }
 }
 
 /// Waits on the condition variable: unlocks `mutex` (which the calling
@@ -406,14 +401,15 @@ impl core::fmt::Debug for heisen_queue {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn heisen_queue_new(out: *mut *mut heisen_queue) -> heisen_result {
     boundary(|| {
-        let out = out_arg(out)?;
-        calibrate_wrappers();
-        let queue = Box::new(heisen_queue {
-            inner: WorkQueue::new(),
-        });
-        // SAFETY: checked by out_arg.
-        unsafe { write_out(out, Box::into_raw(queue)) };
-        Ok(())
+        // SAFETY: the caller's contract.
+        unsafe {
+            new_handle(out, || {
+                calibrate_wrappers();
+                Ok(heisen_queue {
+                    inner: WorkQueue::new(),
+                })
+            })
+        }
     })
 }
 
@@ -424,13 +420,8 @@ pub unsafe extern "C" fn heisen_queue_new(out: *mut *mut heisen_queue) -> heisen
 /// `queue` is NULL or a live handle no thread uses any more.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn heisen_queue_free(queue: *mut heisen_queue) {
-    let _ = boundary(|| {
-        if !queue.is_null() {
-            // SAFETY: the caller's contract: from Box::into_raw, freed once.
-            drop(unsafe { Box::from_raw(queue) });
-        }
-        Ok(())
-    });
+    // SAFETY: the caller's contract.
+    unsafe { free_handle(queue) }
 }
 
 /// Appends `item` (any pointer, NULL too); the enqueue is a release whose

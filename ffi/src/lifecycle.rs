@@ -101,14 +101,15 @@ unsafe fn with_config(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn heisen_config_new(out: *mut *mut heisen_config) -> heisen_result {
     boundary(|| {
-        let out = crate::result::out_arg(out)?;
-        let handle = Box::into_raw(Box::new(heisen_config {
-            config: Config::from_env(),
-            selected: false,
-        }));
-        // SAFETY: checked by out_arg.
-        unsafe { crate::result::write_out(out, handle) };
-        Ok(())
+        // SAFETY: the caller's contract.
+        unsafe {
+            crate::result::new_handle(out, || {
+                Ok(heisen_config {
+                    config: Config::from_env(),
+                    selected: false,
+                })
+            })
+        }
     })
 }
 
@@ -118,14 +119,8 @@ pub unsafe extern "C" fn heisen_config_new(out: *mut *mut heisen_config) -> heis
 /// `config` is NULL or a handle from `heisen_config_new` not freed yet.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn heisen_config_free(config: *mut heisen_config) {
-    let _ = boundary(|| {
-        if !config.is_null() {
-            // SAFETY: the caller's contract: made by Box::into_raw in
-            // heisen_config_new, freed once.
-            drop(unsafe { Box::from_raw(config) });
-        }
-        Ok(())
-    });
+    // SAFETY: the caller's contract (made by heisen_config_new).
+    unsafe { crate::result::free_handle(config) }
 }
 
 /// Sets the directory the report is written to (default: `HEISEN_OUTPUT`,

@@ -294,6 +294,34 @@ pub(crate) unsafe fn write_out<T>(p: *mut T, value: T) {
     unsafe { p.write(value) }
 }
 
+/// The shape of every `heisen_<object>_new`: checks `out`, makes the
+/// object (which may refuse its arguments), boxes it and writes the handle.
+///
+/// # Safety
+/// `out` is NULL or writable.
+pub(crate) unsafe fn new_handle<T>(out: *mut *mut T, make: impl FnOnce() -> Outcome<T>) -> Outcome {
+    let out = out_arg(out)?;
+    let handle = Box::into_raw(Box::new(make()?));
+    // SAFETY: checked by out_arg.
+    unsafe { write_out(out, handle) };
+    Ok(())
+}
+
+/// The shape of every `heisen_<object>_free`: NULL is ignored, anything
+/// else was made by [`new_handle`] and is dropped once.
+///
+/// # Safety
+/// `handle` is NULL or a live handle of type `T` no thread uses any more.
+pub(crate) unsafe fn free_handle<T>(handle: *mut T) {
+    let _ = boundary(|| {
+        if !handle.is_null() {
+            // SAFETY: the caller's contract: from Box::into_raw, freed once.
+            drop(unsafe { Box::from_raw(handle) });
+        }
+        Ok(())
+    });
+}
+
 /// Copies `s` with a terminating NUL into `buf` of `len` bytes and its
 /// length (without the NUL) into `out_len`, or fails with nothing written.
 ///
