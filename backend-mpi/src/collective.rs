@@ -19,10 +19,10 @@
 //! order on every rank, and merge when the program's request completes
 //! (through the request table's completion hook).
 //!
-//! Not merged (each still a region, and transparent): collectives on
-//! intercommunicators, neighbourhood collectives, persistent collectives
-//! (`*_init`), and the large-count `_c` bindings, which pass straight to
-//! the MPI. A collective that returns an error skips the exchange.
+//! Collectives on intercommunicators are regions, not merged;
+//! neighbourhood collectives, persistent collectives (`*_init`) and the
+//! large-count `_c` bindings are not wrapped and pass straight to the MPI.
+//! A collective that returns an error skips the exchange.
 
 use core::ffi::{c_int, c_void};
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
