@@ -249,6 +249,21 @@ posted_sends! {
     MPI_Rsend_init => PMPI_Rsend_init, Persistent;
 }
 
+/// Whether a small nonblocking receive may be staged. A staged receive's
+/// data reaches the program's buffer only in heisen's completion
+/// wrappers, and MPICH's `use mpi_f08` binding completes requests through
+/// `PMPI_Wait*`/`PMPI_Test*` directly (its `MPI_Irecv` does reach the C
+/// wrapper): with that binding's library in the process, receives take
+/// the struct type, whose data lands in the program's buffer by itself
+/// (the merge of a completion heisen never sees is lost, not the data).
+fn receives_staged() -> bool {
+    static STAGED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *STAGED.get_or_init(|| {
+        // SAFETY: dlsym with RTLD_DEFAULT and a NUL-terminated name.
+        unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"mpi_waitall_f08_".as_ptr()) }.is_null()
+    })
+}
+
 /// A posted receive: its record lands in its slot; the merge is at
 /// completion.
 fn posted_recv(
@@ -264,6 +279,7 @@ fn posted_recv(
     region::call(region, || {
         let site = region.id();
         if how == Post::Now
+            && receives_staged()
             && let Some(n) = datatype::stageable(buf, count, datatype)
         {
             let kind = Kind::Recv { site, wildcard };

@@ -60,3 +60,25 @@ fn fortran_use_mpi_is_intercepted() {
 fn fortran_use_mpi_f08_is_intercepted_and_reported() {
     same_with_and_without("p2p_f08");
 }
+
+#[test]
+fn fortran_use_mpi_f08_nonblocking_receives_get_their_data() {
+    // MPICH's mpi_f08 Waitall/Wait call PMPI_* directly: a receive heisen
+    // staged would never be copied out (found by the collectives work).
+    let name = "coll_f08_nonblocking";
+    let dir = scratch(name);
+    let exe = build_fortran(name, &dir);
+    let plain = run(&exe, 2, None, &dir, &dir);
+    assert!(plain.status.success());
+    let reports = dir.join("reports");
+    std::fs::create_dir_all(&reports).expect("directory");
+    let measured = run(&exe, 2, Some(&library()), &reports, &reports);
+    let out = String::from_utf8_lossy(&measured.stdout);
+    assert!(measured.status.success(), "{out}");
+    assert_eq!(String::from_utf8_lossy(&measured.stderr), "");
+    assert_eq!(String::from_utf8_lossy(&plain.stdout), out);
+    assert!(
+        out.contains("mpi_f08 nonblocking: ranks 2 failed 0"),
+        "{out}"
+    );
+}
