@@ -655,7 +655,13 @@ fn register_current(parent: Option<&Record>) -> Option<*const Thread> {
     let p = match rt.registry().find_live(tid) {
         Some(p) => p,
         None => {
-            let p = rt.registry().register(rt, tid)?;
+            let Some(p) = rt.registry().register(rt, tid) else {
+                // The table is full (R12): this thread runs unmeasured
+                // from now on and is counted once, not once per call (the
+                // message at exit counts threads).
+                let _ = RETIRED.try_with(|r| r.set(true));
+                return None;
+            };
             // The thread's end ends its location.
             let _ = EXIT.try_with(|_| ());
             // SAFETY: the slot was created just now for this thread.
