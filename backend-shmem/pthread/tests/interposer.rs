@@ -479,3 +479,32 @@ fn a_forked_child_runs_unmeasured_and_only_the_parent_reports() {
         assert_eq!(r["runtime"]["running_at_exit"], 0);
     }
 }
+
+#[test]
+fn cxx_std_threads_mutexes_condvars_shared_mutex_and_async_behave_as_without_heisen() {
+    let d = dir("cxx");
+    let exe = build_with("cxx_threads.cpp", "g++", &["-std=c++17"], &d);
+    let o = same_both_ways(&exe, &[], 3, &d.join("out"));
+    no_stderr(&o);
+    let r = report(&d.join("out"));
+    // main, 4 consumers, 3 recursive, 1 timed, 6 shared, 8 async; the
+    // detached last thread may or may not have started before exit.
+    let n = sane_locations(&r).len();
+    assert!((23..=24).contains(&n), "{n} locations: {}", r["runtime"]);
+}
+
+/// libgomp's barriers, locks and critical sections are futexes, not
+/// pthread calls: heisen sees its threads and the program's own pthread
+/// calls. Its pool threads live until exit, so they are counted as
+/// running at exit, and only the main thread's location is in the report.
+#[test]
+fn openmp_runs_unchanged_and_its_pool_threads_are_counted_running_at_exit() {
+    let d = dir("openmp");
+    let exe = build_with("openmp.c", "cc", &["-fopenmp"], &d);
+    let o = same_both_ways(&exe, &[], 2, &d.join("out"));
+    no_stderr(&o);
+    let r = report(&d.join("out"));
+    assert_eq!(r["runtime"]["threads"], 3, "{}", r["runtime"]);
+    assert_eq!(r["runtime"]["running_at_exit"], 2, "{}", r["runtime"]);
+    assert_eq!(sane_locations(&r).len(), 1);
+}
