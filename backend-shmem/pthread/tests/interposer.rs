@@ -508,3 +508,17 @@ fn openmp_runs_unchanged_and_its_pool_threads_are_counted_running_at_exit() {
     assert_eq!(r["runtime"]["running_at_exit"], 2, "{}", r["runtime"]);
     assert_eq!(sane_locations(&r).len(), 1);
 }
+
+/// A cancelled thread unwinds through the interposer's frames (they hold
+/// nothing with a destructor) and still ends its location; a signal
+/// handler's `sem_post` and a signal during a timed wait change nothing.
+#[test]
+fn cancelled_waits_and_signal_handlers_behave_as_without_heisen() {
+    let d = dir("cancel_signals");
+    let exe = build_with("cancel_signals.c", "cc", &[], &d);
+    let o = same_both_ways(&exe, &[], 8, &d.join("out"));
+    no_stderr(&o);
+    let r = report(&d.join("out"));
+    assert_eq!(sane_locations(&r).len(), 6, "{}", r["runtime"]);
+    assert_eq!(r["runtime"]["running_at_exit"], 0);
+}
