@@ -522,3 +522,17 @@ fn cancelled_waits_and_signal_handlers_behave_as_without_heisen() {
     assert_eq!(sane_locations(&r).len(), 6, "{}", r["runtime"]);
     assert_eq!(r["runtime"]["running_at_exit"], 0);
 }
+
+/// Calls the interposer does not wrap (`*_clock*`, spinlocks, C11 threads)
+/// mixed with wrapped ones on the same objects run unmeasured and
+/// correctly. glibc's `thrd_create` and `mtx_*` do not go through the
+/// interposed symbols: the two C11 threads are not locations.
+#[test]
+fn unwrapped_calls_mixed_with_wrapped_ones_behave_as_without_heisen() {
+    let d = dir("unwrapped");
+    let exe = build_with("unwrapped.c", "cc", &[], &d);
+    let o = same_both_ways(&exe, &[], 12, &d.join("out"));
+    no_stderr(&o);
+    let r = report(&d.join("out"));
+    assert_eq!(sane_locations(&r).len(), 3, "{}", r["runtime"]);
+}
