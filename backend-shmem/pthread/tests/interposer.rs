@@ -536,3 +536,25 @@ fn unwrapped_calls_mixed_with_wrapped_ones_behave_as_without_heisen() {
     let r = report(&d.join("out"));
     assert_eq!(sane_locations(&r).len(), 3, "{}", r["runtime"]);
 }
+
+/// Threads with 16 KiB and 64 KiB stacks: registering a thread builds its
+/// state on the stack first, which overflowed such stacks (a segfault of
+/// the program). They now run unmeasured, one line at exit. A worker that
+/// calls `exit` while main waits in `pthread_join` keeps the exit code.
+#[test]
+fn threads_with_small_stacks_run_unmeasured_and_a_worker_may_call_exit() {
+    let d = dir("small_stacks");
+    let exe = build_with("small_stacks.c", "cc", &[], &d);
+    let o = same_both_ways(&exe, &[], 13, &d.join("out"));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("KiB of stack left ran unmeasured"),
+        "{stderr}"
+    );
+    let r = report(&d.join("out"));
+    // main (still in pthread_join) and the worker that called exit
+    assert_eq!(r["runtime"]["threads"], 2, "{}", r["runtime"]);
+    assert_eq!(r["runtime"]["running_at_exit"], 1, "{}", r["runtime"]);
+    sane_locations(&r);
+}
