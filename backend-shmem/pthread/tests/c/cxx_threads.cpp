@@ -13,6 +13,19 @@
 #include <thread>
 #include <vector>
 
+// A thread_local whose destructor locks a mutex after the thread's
+// function returned (and heisen ended the thread's location).
+static std::mutex dtor_lock;
+static int dtors = 0;
+struct AtThreadExit {
+    int used = 0;
+    ~AtThreadExit() {
+        std::lock_guard<std::mutex> g(dtor_lock);
+        dtors += used;
+    }
+};
+static thread_local AtThreadExit at_exit_of_thread;
+
 int main() {
     std::mutex m;
     std::condition_variable cv;
@@ -22,6 +35,7 @@ int main() {
     std::vector<std::thread> consumers;
     for (int c = 0; c < 4; c++)
         consumers.emplace_back([&] {
+            at_exit_of_thread.used = 1;
             for (;;) {
                 std::unique_lock<std::mutex> lk(m);
                 cv.wait(lk, [&] { return !q.empty() || done; });
@@ -44,6 +58,10 @@ int main() {
     for (auto &t : consumers)
         t.join();
     std::printf("queue: %ld\n", consumed);
+    {
+        std::lock_guard<std::mutex> g(dtor_lock);
+        std::printf("thread_local destructors: %d\n", dtors);
+    }
 
     {
         std::unique_lock<std::mutex> lk(m);

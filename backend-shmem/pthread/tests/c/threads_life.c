@@ -14,7 +14,17 @@
 
 static pthread_mutex_t lk = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
-static long counted, detached_done, forever_started;
+static long counted, detached_done, forever_started, destructed;
+static pthread_key_t key;
+
+/* A thread-specific value's destructor runs after the thread's routine
+ * (after heisen ended the thread's location) and still locks a mutex. */
+static void destruct(void *v) {
+    (void)v;
+    pthread_mutex_lock(&lk);
+    destructed++;
+    pthread_mutex_unlock(&lk);
+}
 
 __attribute__((noinline)) static void exit_inner(long v) { pthread_exit((void *)v); }
 __attribute__((noinline)) static void deep_exit(long v) {
@@ -23,6 +33,7 @@ __attribute__((noinline)) static void deep_exit(long v) {
 
 static void *leaf(void *arg) {
     long v = (long)arg;
+    pthread_setspecific(key, &key);
     pthread_mutex_lock(&lk);
     counted++;
     pthread_mutex_unlock(&lk);
@@ -68,6 +79,7 @@ int main(void) {
     pthread_t t[WAVE];
     void *r;
     long sum = 0;
+    pthread_key_create(&key, destruct);
     for (int done = 0; done < TOTAL; done += WAVE) {
         for (long i = 0; i < WAVE; i++)
             pthread_create(&t[i], NULL, leaf, (void *)(done + i));
@@ -81,6 +93,7 @@ int main(void) {
     pthread_create(&t[0], NULL, node, (void *)5);
     pthread_join(t[0], &r);
     printf("tree: %ld\n", (long)r);
+    printf("destructors: %ld\n", destructed);
 
     pthread_attr_t a;
     pthread_attr_init(&a);
