@@ -432,11 +432,24 @@ impl Runtime {
             return;
         }
         calibrate::runtime(self);
-        // SAFETY: registering a plain extern "C" function with atexit.
-        #[allow(unsafe_code)] // reason: the libc call
+        // SAFETY: registering plain extern "C" functions with atexit and
+        // pthread_atfork.
+        #[allow(unsafe_code)] // reason: the libc calls
         unsafe {
             libc::atexit(at_exit);
+            libc::pthread_atfork(None, None, Some(in_forked_child));
         }
+    }
+
+    /// In the child of a `fork`: nothing more is measured and no report is
+    /// written. The child has one thread, copies of every other thread's
+    /// state as the fork caught it (mid-update, perhaps) and of every lock
+    /// of heisen's that another thread held; its report would repeat the
+    /// parent's history (R12: the parent's report is the one report of
+    /// this process). A child that `exec`s starts a fresh runtime of its
+    /// own when heisen is preloaded or linked there.
+    pub fn stop_in_forked_child(&self) {
+        self.finished.store(true, Ordering::Release);
     }
 
     /// The configuration read at start-up.
@@ -702,6 +715,14 @@ impl Runtime {
         }
         report::stderr_at_exit(self);
         Some(result)
+    }
+}
+
+/// `pthread_atfork`'s child handler: see [`Runtime::stop_in_forked_child`].
+/// Runs in the child, which has one thread: only an atomic store.
+extern "C" fn in_forked_child() {
+    if let Some(rt) = existing() {
+        rt.stop_in_forked_child();
     }
 }
 

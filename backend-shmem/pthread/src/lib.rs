@@ -34,6 +34,7 @@ pub mod threads;
 
 use core::cell::Cell;
 use core::panic::AssertUnwindSafe;
+use core::sync::atomic::{AtomicBool, Ordering};
 use std::panic::catch_unwind;
 use std::sync::OnceLock;
 
@@ -74,6 +75,18 @@ pub(crate) struct State {
 
 pub(crate) static STATE: OnceLock<State> = OnceLock::new();
 
+/// Set in the child of a `fork`: the child runs unmeasured. A lock of
+/// heisen's (a barrier's episode, a semaphore's permits) that another
+/// thread of the parent held at the fork stays held in the child, so the
+/// child must not take it; the runtime writes no report there either
+/// (`Runtime::stop_in_forked_child`).
+static FORKED: AtomicBool = AtomicBool::new(false);
+
+/// `pthread_atfork`'s child handler: one store, nothing else.
+extern "C" fn in_forked_child() {
+    FORKED.store(true, Ordering::Relaxed);
+}
+
 std::thread_local! {
     /// Set while heisen's own code runs on this thread: interposed calls
     /// made from it go straight to the originals.
@@ -96,6 +109,9 @@ impl Drop for Inside {
 #[inline]
 pub(crate) fn hook<R>(f: impl FnOnce(&'static State) -> R) -> Option<R> {
     let state = STATE.get()?;
+    if FORKED.load(Ordering::Relaxed) {
+        return None;
+    }
     let entered = INSIDE
         .try_with(|c| {
             if c.get() {
@@ -159,11 +175,12 @@ extern "C" fn init() {
             return;
         }
         calibrate::all(rt, &actions);
-        // SAFETY: registering a plain extern "C" function; it runs before
-        // the runtime's own handler (registered earlier), so its notes
-        // reach the report's stderr lines.
+        // SAFETY: registering plain extern "C" functions. The exit handler
+        // runs before the runtime's own (registered earlier), so its notes
+        // reach the report's stderr lines; the fork handler only stores.
         unsafe {
             libc::atexit(at_exit);
+            libc::pthread_atfork(None, None, Some(in_forked_child));
         }
     });
 }

@@ -71,10 +71,16 @@ pub(crate) fn arrive(st: &'static State, b: *mut pthread_barrier_t) -> Option<Ar
     if count == 0 {
         return None; // initialised before the interposer saw it
     }
-    let (begin, record) = with_current(|s| s.arrive(st.actions.barrier_wait))?;
+    // An unmeasured participant (a thread beyond the thread table, R12)
+    // still counts its arrival: the episodes are counted here, apart from
+    // libc's, and one arrival missing would shift every later episode onto
+    // the other's slot, so measured threads would merge a stale episode.
+    let measured = with_current(|s| s.arrive(st.actions.barrier_wait));
     let mut ep = e.episode.lock().unwrap_or_else(|p| p.into_inner());
     let generation = ep.generation;
-    ep.entries = ep.entries.combine(&Exchange::entry(&record, 0));
+    if let Some((_, record)) = &measured {
+        ep.entries = ep.entries.combine(&Exchange::entry(record, 0));
+    }
     ep.arrived += 1;
     if ep.arrived >= count {
         let slot = (generation % 2) as usize;
@@ -82,6 +88,8 @@ pub(crate) fn arrive(st: &'static State, b: *mut pthread_barrier_t) -> Option<Ar
         ep.arrived = 0;
         ep.generation += 1;
     }
+    drop(ep);
+    let (begin, _) = measured?;
     Some((e, begin, generation))
 }
 

@@ -310,3 +310,251 @@ fn an_unknown_region_name_is_one_line_on_stderr() {
         "{stderr}"
     );
 }
+
+// ----- programs nobody wrote heisen for ------------------------------------
+//
+// Each one is run plain and under the interposer: stdout and the exit code
+// must be the same, and stderr empty unless a table overflowed.
+
+/// Compiles `tests/c/<file>` with `compiler` and `flags` into `out`.
+fn build_with(file: &str, compiler: &str, flags: &[&str], out: &Path) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/c")
+        .join(file);
+    let exe = out.join(file.split('.').next().expect("a file name"));
+    let status = Command::new(compiler)
+        .args(["-O2", "-pthread", "-Wall", "-Werror"])
+        .args(flags)
+        .arg("-o")
+        .arg(&exe)
+        .arg(&src)
+        .status()
+        .unwrap_or_else(|e| panic!("run {compiler}: {e}"));
+    assert!(status.success(), "{compiler} {}", src.display());
+    exe
+}
+
+/// Runs `exe args` plain and preloaded (report into `out`), asserts the
+/// same stdout and exit code `code`, and returns the preloaded run.
+fn same_both_ways(exe: &Path, args: &[&str], code: i32, out: &Path) -> Output {
+    let run_args = |preload: bool, env: &[(&str, &Path)]| {
+        let mut cmd = Command::new(exe);
+        cmd.args(args);
+        for (k, _) in std::env::vars() {
+            if k.starts_with("HEISEN_") || k == "LD_PRELOAD" || k.starts_with("OMP_") {
+                cmd.env_remove(k);
+            }
+        }
+        if preload {
+            cmd.env("LD_PRELOAD", cdylib());
+        }
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        cmd.output().expect("run the program")
+    };
+    std::fs::create_dir_all(out).expect("out dir");
+    let plain = run_args(false, &[]);
+    let preloaded = run_args(true, &[("HEISEN_OUTPUT", out)]);
+    assert_eq!(plain.status.code(), Some(code), "{plain:?}");
+    assert_eq!(
+        preloaded.status.code(),
+        Some(code),
+        "exit code unchanged: {preloaded:?}"
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&plain.stdout),
+        String::from_utf8_lossy(&preloaded.stdout),
+        "stdout unchanged"
+    );
+    preloaded
+}
+
+fn no_stderr(o: &Output) {
+    assert!(
+        o.stderr.is_empty(),
+        "nothing on stderr: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// Location records of a report, checked for the invariants every
+/// report keeps whatever the program did.
+fn sane_locations(r: &Value) -> &Vec<Value> {
+    let locations = r["locations"].as_array().expect("locations");
+    for l in locations {
+        let n = |k: &str| l[k].as_i64().unwrap_or_else(|| panic!("{k} in {l}"));
+        assert!(n("measured_end") >= n("start"), "{l}");
+        assert_eq!(n("approximated_end"), n("measured_end") - n("delay"), "{l}");
+    }
+    locations
+}
+
+#[test]
+fn mutex_kinds_errors_robust_and_reinitialised_mutexes_behave_as_without_heisen() {
+    let d = dir("mutex_kinds");
+    let exe = build_with("mutex_kinds.c", "cc", &[], &d);
+    let o = same_both_ways(&exe, &[], 7, &d.join("out"));
+    no_stderr(&o);
+    let r = report(&d.join("out"));
+    assert_eq!(r["runtime"]["running_at_exit"], 0);
+    assert!(sane_locations(&r).len() >= 10);
+}
+
+#[test]
+fn condvars_barriers_rwlocks_and_semaphores_behave_as_without_heisen() {
+    let d = dir("sync_objects");
+    let exe = build_with("sync_objects.c", "cc", &[], &d);
+    let o = same_both_ways(&exe, &[], 5, &d.join("out"));
+    no_stderr(&o);
+    let r = report(&d.join("out"));
+    assert_eq!(r["runtime"]["running_at_exit"], 0);
+    // main, 24 broadcast waiters, 1 consumer, 2+5+8 barrier workers,
+    // 12 rwlock threads, 1 try_rw thread, 4 posters
+    assert_eq!(sane_locations(&r).len(), 58);
+}
+
+#[test]
+fn thread_trees_detached_never_joined_and_beyond_the_thread_table() {
+    let d = dir("threads_life");
+    let exe = build_with("threads_life.c", "cc", &[], &d);
+    let o = same_both_ways(&exe, &[], 11, &d.join("out"));
+    // 704 leaves + 63 tree nodes + 8 detached + 1 waiting + main: beyond
+    // 512 they run unmeasured, counted, one line at exit (R12).
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("threads beyond the table of 512 ran unmeasured"),
+        "{stderr}"
+    );
+    let r = report(&d.join("out"));
+    assert_eq!(r["runtime"]["threads"], 512);
+    assert_eq!(r["runtime"]["threads_dropped"], 777 - 512);
+    sane_locations(&r);
+}
+
+#[test]
+fn exit_with_threads_blocked_in_every_kind_of_wait_writes_the_report() {
+    let d = dir("exit_locked");
+    let exe = build_with("exit_paths.c", "cc", &[], &d);
+    let o = same_both_ways(&exe, &["locked"], 9, &d.join("out"));
+    no_stderr(&o);
+    let r = report(&d.join("out"));
+    assert_eq!(r["runtime"]["running_at_exit"], 5, "{}", r["runtime"]);
+    sane_locations(&r);
+}
+
+#[test]
+fn exit_from_an_atexit_handler_keeps_its_code_and_the_report() {
+    let d = dir("exit_atexit");
+    let exe = build_with("exit_paths.c", "cc", &[], &d);
+    let o = same_both_ways(&exe, &["atexit"], 4, &d.join("out"));
+    no_stderr(&o);
+    assert_eq!(sane_locations(&report(&d.join("out"))).len(), 2);
+}
+
+#[test]
+fn pthread_exit_from_main_ends_the_process_with_code_0_and_a_report() {
+    let d = dir("exit_main");
+    let exe = build_with("exit_paths.c", "cc", &[], &d);
+    let o = same_both_ways(&exe, &["main-exit"], 0, &d.join("out"));
+    no_stderr(&o);
+    let r = report(&d.join("out"));
+    assert_eq!(sane_locations(&r).len(), 2);
+    assert_eq!(r["runtime"]["running_at_exit"], 0);
+}
+
+#[test]
+fn a_forked_child_runs_unmeasured_and_only_the_parent_reports() {
+    let d = dir("fork");
+    let exe = build_with("exit_paths.c", "cc", &[], &d);
+    for _ in 0..3 {
+        let out = d.join("out");
+        let _ = std::fs::remove_dir_all(&out);
+        let o = same_both_ways(&exe, &["fork"], 6, &out);
+        no_stderr(&o);
+        // one report (the parent's), although four children exited
+        let r = report(&out);
+        assert_eq!(sane_locations(&r).len(), 4);
+        assert_eq!(r["runtime"]["running_at_exit"], 0);
+    }
+}
+
+#[test]
+fn cxx_std_threads_mutexes_condvars_shared_mutex_and_async_behave_as_without_heisen() {
+    let d = dir("cxx");
+    let exe = build_with("cxx_threads.cpp", "g++", &["-std=c++17"], &d);
+    let o = same_both_ways(&exe, &[], 3, &d.join("out"));
+    no_stderr(&o);
+    let r = report(&d.join("out"));
+    // main, 4 consumers, 3 recursive, 1 timed, 6 shared, 8 async; the
+    // detached last thread may or may not have started before exit.
+    let n = sane_locations(&r).len();
+    assert!((23..=24).contains(&n), "{n} locations: {}", r["runtime"]);
+}
+
+/// libgomp's barriers, locks and critical sections are futexes, not
+/// pthread calls: heisen sees its threads and the program's own pthread
+/// calls. Its pool threads live until exit, so they are counted as
+/// running at exit, and only the main thread's location is in the report.
+#[test]
+fn openmp_runs_unchanged_and_its_pool_threads_are_counted_running_at_exit() {
+    let d = dir("openmp");
+    let exe = build_with("openmp.c", "cc", &["-fopenmp"], &d);
+    let o = same_both_ways(&exe, &[], 2, &d.join("out"));
+    no_stderr(&o);
+    let r = report(&d.join("out"));
+    assert_eq!(r["runtime"]["threads"], 3, "{}", r["runtime"]);
+    assert_eq!(r["runtime"]["running_at_exit"], 2, "{}", r["runtime"]);
+    assert_eq!(sane_locations(&r).len(), 1);
+}
+
+/// A cancelled thread unwinds through the interposer's frames (they hold
+/// nothing with a destructor) and still ends its location; a signal
+/// handler's `sem_post` and a signal during a timed wait change nothing.
+#[test]
+fn cancelled_waits_and_signal_handlers_behave_as_without_heisen() {
+    let d = dir("cancel_signals");
+    let exe = build_with("cancel_signals.c", "cc", &[], &d);
+    let o = same_both_ways(&exe, &[], 8, &d.join("out"));
+    no_stderr(&o);
+    let r = report(&d.join("out"));
+    assert_eq!(sane_locations(&r).len(), 6, "{}", r["runtime"]);
+    assert_eq!(r["runtime"]["running_at_exit"], 0);
+}
+
+/// Calls the interposer does not wrap (`*_clock*`, spinlocks, C11 threads)
+/// mixed with wrapped ones on the same objects run unmeasured and
+/// correctly. glibc's `thrd_create` and `mtx_*` do not go through the
+/// interposed symbols: the two C11 threads are not locations.
+#[test]
+fn unwrapped_calls_mixed_with_wrapped_ones_behave_as_without_heisen() {
+    let d = dir("unwrapped");
+    let exe = build_with("unwrapped.c", "cc", &[], &d);
+    let o = same_both_ways(&exe, &[], 12, &d.join("out"));
+    no_stderr(&o);
+    let r = report(&d.join("out"));
+    assert_eq!(sane_locations(&r).len(), 3, "{}", r["runtime"]);
+}
+
+/// Threads with 16 KiB and 64 KiB stacks: registering a thread builds its
+/// state on the stack first, which overflowed such stacks (a segfault of
+/// the program). They now run unmeasured, one line at exit. A worker that
+/// calls `exit` while main waits in `pthread_join` keeps the exit code.
+#[test]
+fn threads_with_small_stacks_run_unmeasured_and_a_worker_may_call_exit() {
+    let d = dir("small_stacks");
+    let exe = build_with("small_stacks.c", "cc", &[], &d);
+    let o = same_both_ways(&exe, &[], 13, &d.join("out"));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("KiB of stack left ran unmeasured"),
+        "{stderr}"
+    );
+    let r = report(&d.join("out"));
+    // main (still in pthread_join) and the worker that called exit
+    assert_eq!(r["runtime"]["threads"], 2, "{}", r["runtime"]);
+    assert_eq!(r["runtime"]["running_at_exit"], 1, "{}", r["runtime"]);
+    sane_locations(&r);
+}

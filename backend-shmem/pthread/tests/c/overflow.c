@@ -5,6 +5,11 @@
 #include <stdlib.h>
 
 #define N 20000
+#define STATICS 10000
+
+/* statically initialised (all zero bytes: PTHREAD_MUTEX_INITIALIZER) */
+static pthread_mutex_t statics[STATICS];
+static long static_count;
 
 int main(void) {
     pthread_mutex_t *locks = malloc(sizeof(pthread_mutex_t) * N);
@@ -15,6 +20,13 @@ int main(void) {
         sum += i;
         pthread_mutex_unlock(&locks[i]);
     }
+    for (int i = 0; i < STATICS; i++) {
+        pthread_mutex_lock(&statics[i]);
+        static_count++;
+        pthread_mutex_unlock(&statics[i]);
+    }
+    if (static_count != STATICS)
+        return 1;
     printf("sum %ld\n", sum);
     free(locks);
     return 0;
