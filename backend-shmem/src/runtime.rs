@@ -431,7 +431,9 @@ impl Runtime {
         if self.config.disabled {
             return;
         }
-        calibrate::runtime(self);
+        // A first use from a thread with a small stack calibrates on a
+        // thread of its own (the calling one then runs unmeasured).
+        crate::thread::with_stack_room(|| calibrate::runtime(self));
         // SAFETY: registering plain extern "C" functions with atexit and
         // pthread_atfork.
         #[allow(unsafe_code)] // reason: the libc calls

@@ -722,6 +722,32 @@ const REGISTER_STACK: usize = if cfg!(debug_assertions) {
     192 * 1024
 };
 
+/// Whether the calling thread has the stack a registration or a
+/// calibration's scratch state needs (see [`REGISTER_STACK`]): a backend
+/// that calibrates on first use moves the work to a thread of its own when
+/// not.
+pub fn stack_room() -> bool {
+    stack_room_to_register(current_tid())
+}
+
+/// Runs `f` (a calibration) here, or on a thread with the default stack
+/// when the calling thread has too little left (see [`stack_room`]): the
+/// scratch state of [`calibrating`] is built by value.
+pub fn with_stack_room<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    if stack_room() {
+        return f();
+    }
+    std::thread::scope(|s| {
+        let spawned = std::thread::Builder::new()
+            .name("heisen-calibrate".into())
+            .spawn_scoped(s, f);
+        match spawned {
+            Ok(h) => h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)),
+            Err(_) => panic!("heisen: no thread for calibrating from a small stack"),
+        }
+    })
+}
+
 /// Whether the message on small stacks was noted (once per process).
 static SMALL_STACK_NOTED: core::sync::atomic::AtomicBool =
     core::sync::atomic::AtomicBool::new(false);

@@ -134,9 +134,16 @@ pub fn calibrate(rt: &'static Runtime) -> &'static Actions {
     let registered = thread::registered();
     let t0 = rt.now();
     let actions = ACTIONS.get_or_init(|| {
-        let actions = *Calibrating::actions(rt);
-        calibrate_all(rt, &actions);
-        actions
+        let calibrate = move || {
+            let actions = *Calibrating::actions(rt);
+            calibrate_all(rt, &actions);
+            actions
+        };
+        // A first call from a thread with a small stack (a C program may
+        // give its threads 64 KiB): the calibration's scratch state would
+        // overflow it, so it runs on a thread with the default stack. The
+        // calling thread then runs unmeasured (thread::register_current).
+        thread::with_stack_room(calibrate)
     });
     if registered {
         let pause = rt.now().saturating_sub(t0);

@@ -71,3 +71,34 @@ fn finalize_from_a_thread_while_others_call_the_api() {
         assert!(out.stderr.is_empty(), "{}", describe(&out));
     }
 }
+
+#[test]
+fn a_first_call_from_a_thread_with_a_small_stack_does_not_crash() {
+    // The calibration's scratch state once overflowed a 64 KiB stack.
+    let dir = work_dir("small_stack");
+    let exe = build(
+        Language::C,
+        &dir,
+        "small_stack",
+        &[source("tests/c/small_stack.c")],
+        &["-std=c11", "-Werror"],
+    );
+    let out = run(
+        &exe,
+        &dir,
+        &[],
+        &[("HEISEN_OUTPUT", dir.to_str().expect("utf-8"))],
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "register 1 enter 1 exit 1\ndone\n",
+        "{}",
+        describe(&out)
+    );
+    assert!(out.status.success(), "{}", describe(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("stack left ran unmeasured"),
+        "{}",
+        describe(&out)
+    );
+}
