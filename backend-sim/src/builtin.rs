@@ -603,6 +603,7 @@ pub fn random_default() -> Program {
 /// messages, or a collective. No wildcard receives and no races, so the
 /// timestamped form reproduces every true time (DESIGN §4); deadlock-free
 /// by construction (every phase is matched on every rank).
+// Long: one arm per random phase kind, each a short loop over the ranks; the generator reads as one recipe.
 pub fn random(seed: u64) -> Program {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut pick = |n: u64| rng.next_u64() % n;
