@@ -975,7 +975,7 @@ fn load(name: &str, seed: Option<u64>) -> Result<Loaded, String> {
         ));
     }
     if extension == "goal" {
-        // Read line by line: large schedules never whole in memory.
+        // Read in blocks: large schedules never whole in memory.
         let graph = goal::load_file_graph(name, path)?;
         let header = goal::header(name, graph.ranks(), Network::LogGops(LogGops::default()));
         return Ok(Loaded::Goal(header, graph));
