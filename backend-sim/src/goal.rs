@@ -117,6 +117,7 @@ struct Lexer<'a> {
 }
 
 impl<'a> Lexer<'a> {
+    // Long: one arm per character class, as a lexer's table reads.
     fn next_token(&mut self) -> Result<(Token<'a>, usize), InputError> {
         let bytes = self.text.as_bytes();
         loop {
@@ -317,6 +318,7 @@ fn rank_id(file: &str, line: usize, n: u64) -> Result<u32, InputError> {
 }
 
 /// Parses a GOAL schedule; `file` names it in errors.
+// Long: the top-level statements, then the checks that need the whole schedule (ranks defined once, peers below num_ranks).
 pub fn parse(file: &str, text: &str) -> Result<Schedule, InputError> {
     let mut p = Parser::new(file, text)?;
     let mut num_ranks: Option<(u64, usize)> = None;
