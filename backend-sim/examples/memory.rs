@@ -74,6 +74,10 @@ fn main() {
         graph(ranks, before);
         return;
     }
+    if let Some(pattern) = workload.strip_suffix("-direct") {
+        direct(pattern, ranks);
+        return;
+    }
     let (program, options) = match workload.as_str() {
         "dissemination" => {
             // Written to a file and read back line by line, as LogGOPSim
@@ -127,6 +131,35 @@ fn dissemination_file(ranks: u32) -> std::path::PathBuf {
     write_dissemination_goal(ranks, &mut file).expect("the schedule is written");
     drop(file);
     path
+}
+
+/// The `dissemination-direct` and `binomial-direct` workloads: the graph
+/// built directly by heisen (no GOAL text), then run as LogGOPSim runs it.
+fn direct(pattern: &str, ranks: u32) {
+    let start = Instant::now();
+    let graph = match pattern {
+        "dissemination" => heisen_sim::builtin::dissemination_graph(ranks),
+        "binomial" => heisen_sim::builtin::binomial_bcast_graph(ranks, 8),
+        other => {
+            eprintln!("unknown workload {other}-direct");
+            std::process::exit(2);
+        }
+    }
+    .expect("the graph builds");
+    let built = start.elapsed().as_secs_f64();
+    let loaded = peak_kib();
+    let (start, cpu) = (Instant::now(), cpu_seconds());
+    let r = run_graph(&graph, Network::LogGops(LogGops::default())).expect("the run finishes");
+    let (s, cpu) = (start.elapsed().as_secs_f64(), cpu_seconds() - cpu);
+    println!(
+        "{pattern}-direct {ranks}: built in {built:.3} s ({} operations, {} MiB); {} events in {s:.3} s wall, {cpu:.2} s CPU = {:.2} M events/s by CPU time; end {} ns; peak RSS {} MiB",
+        graph.operations(),
+        loaded / 1024,
+        r.events,
+        r.events as f64 / cpu.max(0.01) / 1e6,
+        r.ends.iter().max().copied().unwrap_or(0),
+        peak_kib() / 1024,
+    );
 }
 
 /// The `dissemination-graph` workload: read as a graph, run as LogGOPSim.

@@ -489,6 +489,7 @@ impl CpProfile {
     }
 
     /// The profile with `parents[k]` the parent of region id `k`.
+    // Long: the order, widths and cell closures of one table are shared by every row.
     pub fn render_tree(&self, parents: &[Option<u32>]) -> String {
         use crate::output::units::{Unit, percent};
         let unit = Unit::for_max(self.length.max(self.cpu_total));

@@ -5,6 +5,7 @@ use heisen_core::{Calibration, Cost, TransferModel};
 use rand_chacha::ChaCha8Rng;
 use rand_core::{Rng, SeedableRng};
 
+use crate::engine::{Edge, Graph, GraphOp, OpKind};
 use crate::program::{Collective, Duration, LocationId, Op, Ops, Program, ProgramBuilder, Source};
 use crate::transfer::Network;
 
@@ -603,6 +604,7 @@ pub fn random_default() -> Program {
 /// messages, or a collective. No wildcard receives and no races, so the
 /// timestamped form reproduces every true time (DESIGN §4); deadlock-free
 /// by construction (every phase is matched on every rank).
+// Long: one arm per random phase kind, each a short loop over the ranks; the generator reads as one recipe.
 pub fn random(seed: u64) -> Program {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut pick = |n: u64| rng.next_u64() % n;
@@ -739,8 +741,114 @@ pub fn write_dissemination_goal(ranks: u32, out: &mut impl std::io::Write) -> st
     Ok(())
 }
 
+/// [`dissemination_goal`] built directly as the graph the GOAL reader
+/// makes of it (the same operations, dependencies and order), without
+/// the text: a schedule of a million ranks would be 1.5 GB of GOAL text.
+pub fn dissemination_graph(ranks: u32) -> Result<Graph, String> {
+    let mut g = Graph::new();
+    let (mut ops, mut edges) = (Vec::new(), Vec::new());
+    for r in 0..ranks {
+        ops.clear();
+        edges.clear();
+        let mut distance = 1;
+        while distance < ranks {
+            let send = ops.len() as u32;
+            ops.push(goal_op(OpKind::Send, 1, (r + distance) % ranks));
+            if send > 0 {
+                edges.push(Edge {
+                    dependent: send,
+                    dependency: send - 1,
+                    start: false,
+                });
+            }
+            ops.push(goal_op(OpKind::Recv, 1, (r + ranks - distance) % ranks));
+            distance = distance.saturating_mul(2);
+        }
+        g.add_rank(&ops, &edges)?;
+    }
+    Ok(g)
+}
+
+/// schedgen's binomial-tree broadcast from rank 0 (`-p
+/// binomialtreebcast`), `bytes` per message, built directly as the graph
+/// the GOAL reader makes of schedgen's text: rank r > 0 receives from r
+/// minus its highest bit, then every rank sends to r + 2^k for each
+/// 2^k above r (below `ranks`), each send requiring the receive. For a
+/// power-of-two `ranks` it is exactly schedgen's graph; for others
+/// schedgen writes some dependency lines twice (which changes no time).
+pub fn binomial_bcast_graph(ranks: u32, bytes: u64) -> Result<Graph, String> {
+    let mut g = Graph::new();
+    let (mut ops, mut edges) = (Vec::new(), Vec::new());
+    for r in 0..ranks {
+        ops.clear();
+        edges.clear();
+        if r > 0 {
+            let high = 1u32 << (31 - r.leading_zeros());
+            ops.push(goal_op(OpKind::Recv, bytes, r - high));
+        }
+        let mut step: u64 = if r == 0 {
+            1
+        } else {
+            u64::from(r).next_power_of_two()
+        };
+        if r > 0 && u64::from(r) == step {
+            step *= 2;
+        }
+        while u64::from(r) + step < u64::from(ranks) {
+            let send = ops.len() as u32;
+            ops.push(goal_op(OpKind::Send, bytes, r + step as u32));
+            if r > 0 {
+                edges.push(Edge {
+                    dependent: send,
+                    dependency: 0,
+                    start: false,
+                });
+            }
+            step *= 2;
+        }
+        g.add_rank(&ops, &edges)?;
+    }
+    Ok(g)
+}
+
+/// A send or receive of `size` bytes with `peer`, tag 0, CPU and NIC 0.
+fn goal_op(kind: OpKind, size: u64, peer: u32) -> GraphOp {
+    GraphOp {
+        size,
+        peer,
+        tag: 0,
+        kind,
+        cpu: 0,
+        nic: 0,
+    }
+}
+
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn direct_graphs_are_what_the_reader_makes_of_the_text() {
+        for p in [1, 2, 3, 16, 18, 64] {
+            let text = dissemination_goal(p);
+            let read = crate::goal::load_graph("d.goal", &text);
+            assert_eq!(
+                dissemination_graph(p),
+                read.map_err(|e| e.to_string()),
+                "{p}"
+            );
+        }
+        for (file, p, bytes) in [
+            ("binomialtreebcast-64-1.goal", 64, 1),
+            ("binomialtreebcast-64-100000.goal", 64, 100_000),
+            ("binomialtreebcast-8-1.goal", 8, 1),
+        ] {
+            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/data/schedgen")
+                .join(file);
+            let read = crate::goal::load_file_graph(file, &path);
+            assert_eq!(binomial_bcast_graph(p, bytes), read, "{file}");
+        }
+    }
     use super::*;
 
     #[test]

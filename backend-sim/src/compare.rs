@@ -143,6 +143,7 @@ impl Comparison {
     /// `all`, a summary: min, median and max of every column over the
     /// locations, then the [`SUMMARY_TOP`] locations that end last in the
     /// truth.
+    // Long: table and summary share the widths, unit and row closure computed first.
     pub fn render(&self, all: bool) -> String {
         let max = self
             .rows

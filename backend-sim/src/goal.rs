@@ -25,6 +25,8 @@ use crate::program::{
 };
 use crate::transfer::Network;
 
+mod fast;
+
 /// One GOAL operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum GoalOp {
@@ -115,6 +117,7 @@ struct Lexer<'a> {
 }
 
 impl<'a> Lexer<'a> {
+    // Long: one arm per character class, as a lexer's table reads.
     fn next_token(&mut self) -> Result<(Token<'a>, usize), InputError> {
         let bytes = self.text.as_bytes();
         loop {
@@ -331,6 +334,7 @@ fn rank_id(file: &str, line: usize, n: u64) -> Result<u32, InputError> {
 }
 
 /// Parses a GOAL schedule; `file` names it in errors.
+// Long: the top-level statements, then the checks that need the whole schedule (ranks defined once, peers below num_ranks).
 pub fn parse(file: &str, text: &str) -> Result<Schedule, InputError> {
     let mut p = Parser::new(file, text)?;
     let mut num_ranks: Option<(u64, usize)> = None;
@@ -717,81 +721,13 @@ pub fn load_graph(file: &str, text: &str) -> Result<Graph, InputError> {
 /// any problem, or ranks out of order, the file is read again whole to
 /// report exactly what [`load_graph`] reports.
 pub fn load_file_graph(name: &str, path: &Path) -> Result<Graph, String> {
-    let mut fast = FastGraph::default();
-    if stream(path, |text, line| fast.chunk(name, text, line)).is_some()
-        && let Some(graph) = fast.finish()
+    if let Ok(file) = File::open(path)
+        && let Ok(graph) = fast::read(file)
     {
         return Ok(graph);
     }
     let text = std::fs::read_to_string(path).map_err(|e| format!("{name}: {e}"))?;
     load_graph(name, &text).map_err(|e| e.to_string())
-}
-
-/// The state of [`load_file_graph`]'s direct path: `None` from a step
-/// means "read the schedule the slow way".
-#[derive(Default)]
-struct FastGraph {
-    /// `num_ranks`, once read.
-    ranks: Option<u64>,
-    graph: Graph,
-}
-
-impl FastGraph {
-    /// Reads whole top-level statements; `line` is the first one's line.
-    fn chunk(&mut self, file: &str, text: &str, line: usize) -> Option<()> {
-        let mut p = Parser::at(file, text, line).ok()?;
-        loop {
-            match p.token {
-                Token::End => return Some(()),
-                Token::Newline => {
-                    p.advance().ok()?;
-                }
-                Token::Word("num_ranks") if self.ranks.is_none() => {
-                    p.advance().ok()?;
-                    let v = p.number("").ok()?;
-                    if v == 0 || v > MAX_LOCATIONS {
-                        return None;
-                    }
-                    self.ranks = Some(v);
-                    self.graph = Graph::new();
-                }
-                Token::Word("rank") => {
-                    let n = self.ranks?;
-                    p.advance().ok()?;
-                    let r = p.number("").ok()?;
-                    // Only ranks in order: the graph is appended to.
-                    if r != self.graph.ranks() as u64 || r >= n || p.token != Token::Open {
-                        return None;
-                    }
-                    p.advance().ok()?;
-                    let (nodes, edges) = parse_rank(&mut p).ok()?;
-                    let mut ops = Vec::with_capacity(nodes.len());
-                    for node in &nodes {
-                        let peer = match node.op {
-                            GoalOp::Send { to, .. } => Some(to),
-                            GoalOp::Recv { from, .. } => from,
-                            GoalOp::Calc(_) => None,
-                        };
-                        if peer.is_some_and(|x| u64::from(x) >= n) {
-                            return None;
-                        }
-                        ops.push(graph_op(file, r as usize, node).ok()?);
-                    }
-                    topological(&nodes)?;
-                    self.graph.add_rank(&ops, &edges).ok()?;
-                }
-                _ => return None,
-            }
-        }
-    }
-
-    fn finish(mut self) -> Option<Graph> {
-        let n = self.ranks?;
-        while (self.graph.ranks() as u64) < n {
-            self.graph.add_rank(&[], &[]).ok()?;
-        }
-        Some(self.graph)
-    }
 }
 
 /// A program that names the `ranks` ranks of a GOAL schedule (`rank i`,

@@ -434,6 +434,7 @@ fn execute(command: Command) -> Result<String, String> {
 
 /// `heisen simulate`: tables on stdout (returned), warnings and progress
 /// on stderr, files as asked.
+// Long: the `simulate` command in order (load, overrides, runs, outputs); each step is one call, splitting would only pass its dozen locals around.
 fn simulate(a: SimulateArgs) -> Result<String, String> {
     let outputs = Outputs {
         json: a.json.clone(),
@@ -612,6 +613,7 @@ const COMM_ROWS: usize = 8;
 /// call site and peer, the longest waits first, each call site named by
 /// its operation and where it is written (file:line, or its position in
 /// a built-in's operations).
+// Long: one table: collect, sort, name call sites, format; the steps share the rows and their names.
 fn comm_table(
     program: &Program,
     file: &str,
@@ -820,6 +822,7 @@ fn warn_unreceived(program: &Program, r: &RunResult) {
 /// measured end and timestamped estimate with wildcards matched in
 /// observed order and by approximated send time; then the critical path
 /// and each region's share in both.
+// Long: the two tables of R11's replay share the units, widths and estimates computed first.
 fn replay_table(program: &Program, c: &Comparison, replay: &RunResult, all: bool) -> String {
     use heisen_sim::output::units::{Unit, percent};
     let observed = &c.measured;
@@ -1017,7 +1020,7 @@ fn load(name: &str, seed: Option<u64>) -> Result<Loaded, String> {
         ));
     }
     if extension == "goal" {
-        // Read line by line: large schedules never whole in memory.
+        // Read in blocks: large schedules never whole in memory.
         let graph = goal::load_file_graph(name, path)?;
         let header = goal::header(name, graph.ranks(), Network::LogGops(LogGops::default()));
         return Ok(Loaded::Goal(header, graph));

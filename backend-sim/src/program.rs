@@ -407,6 +407,7 @@ fn check_duration(d: &Duration) -> Result<(), String> {
     }
 }
 
+// Long: one arm per operation kind, each a bounds check; kept as one table of checks.
 fn check_ops(
     ops: &[Op],
     n: u64,

@@ -215,6 +215,7 @@ impl Reader<'_> {
         Ok(out)
     }
 
+    // Long: one arm per scenario verb, each a few lines of checks; a table read top to bottom is easier to check than helpers spread out.
     fn op(&mut self, spanned: &Spanned<OpFile>, loops: &mut u32) -> Result<Op, InputError> {
         let span = spanned.span();
         let o = spanned.get_ref();
@@ -432,6 +433,7 @@ pub fn parse(file: &str, text: &str) -> Result<Program, InputError> {
 }
 
 /// [`parse`], with the line of every operation.
+// Long: the scenario file's sections in the order they are checked, with one error path; each section is a few lines.
 pub fn parse_with_lines(file: &str, text: &str) -> Result<(Program, OpLines), InputError> {
     let scenario: ScenarioFile = toml::from_str(text).map_err(|e| {
         let line = e.span().map_or(0, |s| line_of(text, s.start));

@@ -4,6 +4,11 @@
 
 use heisen_core::TransferModel;
 
+/// Simulated time beyond which a run stops with the engine's
+/// `SimError::Limit`: no sum of two in-range times (`MAX_TIME`, per-byte
+/// costs times `MAX_BYTES`, all below 2^61 ns) past it can overflow `u64`.
+pub const MAX_CLOCK: u64 = 1 << 62;
+
 /// LogGOPS parameters, in ns (`G` and `O` per byte).
 ///
 /// LogGOPSim's rules, which the engine follows:
@@ -142,7 +147,7 @@ impl Network {
         // (`now + time` stays below 2^63).
         rounds
             .saturating_mul(c.wire + c.recv_cpu)
-            .min(crate::engine::MAX_CLOCK + 1)
+            .min(MAX_CLOCK + 1)
     }
 }
 

@@ -170,8 +170,14 @@ impl Graph {
         self.first[r]..self.first[r + 1]
     }
 
+    /// Unmet dependencies of `op` before the run (each dependency line
+    /// counts once).
+    pub fn unmet_at_start(&self, op: u32) -> u32 {
+        self.unmet[op as usize]
+    }
+
     /// The operations waiting for `op`'s completion (`start: false`) or start.
-    pub(super) fn waiting_for(&self, op: u32, start: bool) -> &[u32] {
+    pub fn waiting_for(&self, op: u32, start: bool) -> &[u32] {
         let i = 2 * op as usize + usize::from(start);
         &self.dependents[self.lists[i] as usize..self.lists[i + 1] as usize]
     }

@@ -81,10 +81,9 @@ pub enum Matching {
     Approximated,
 }
 
-/// Simulated time beyond which a run stops with [`SimError::Limit`]: no
-/// sum of two in-range times (`MAX_TIME`, per-byte costs times
-/// `MAX_BYTES`, all below 2^61 ns) past it can overflow `u64`.
-pub const MAX_CLOCK: u64 = 1 << 62;
+/// The clock bound is defined beside the transfer times it caps, so that
+/// `transfer` does not import the engine (imports go one way).
+pub use crate::transfer::MAX_CLOCK;
 
 impl RunOptions {
     /// The truth: no instrumentation cost, kernels on (their path is the

@@ -479,6 +479,7 @@ fn costs(h: &RunHeader<READ_SELECTED>) -> Vec<String> {
 /// [`SUMMARY_ABOVE`](crate::compare::SUMMARY_ABOVE) locations, unless
 /// `all`, the min, median and max of each column and the locations with
 /// the longest measured times.
+// Long: the table's header, row and summary closures share the column widths and unit computed first.
 fn render_locations(out: &mut String, view: &View<'_>, all: bool) {
     let r = &*view.report;
     let unit = unit_of(r.locations.iter().flat_map(|l| {

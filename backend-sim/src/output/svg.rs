@@ -120,6 +120,7 @@ pub fn timelines_svg(program: &Program, run: &RunResult) -> Result<String, Strin
     Ok(out)
 }
 
+// Long: one panel drawn in order (lanes, spans, arrows, axis); the steps share the scale closures.
 fn draw_panel(
     out: &mut String,
     program: &Program,

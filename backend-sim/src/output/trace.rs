@@ -149,6 +149,7 @@ fn escape(s: &str) -> String {
 
 /// The Chrome trace-event JSON of the measured (pid 1) and approximated
 /// (pid 2) timelines. Times are µs with ns precision.
+// Long: both timelines written in one pass with a shared flow counter and separator state.
 pub fn chrome_trace(program: &Program, run: &RunResult) -> Result<String, String> {
     let measured = timeline(program, run, false)?;
     let approximated = timeline(program, run, true)?;
