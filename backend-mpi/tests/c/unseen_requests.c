@@ -50,12 +50,14 @@ int main(int argc, char **argv) {
             MPI_Irecv(w, 4, MPI_INT, 0, 1, MPI_COMM_WORLD, &q[1]);
             MPI_Irecv(w + 4, 4, MPI_INT, 0, 2, MPI_COMM_WORLD, &q[4]);
             MPI_Send(NULL, 0, MPI_INT, 0, 9, MPI_COMM_WORLD);
+            /* one message at a time, so the order is the program's */
             int order[2];
             for (int k = 0; k < 2; k++) {
                 int idx;
                 MPI_Waitany(6, q, &idx, &st);
                 order[k] = idx;
                 show_status("waitany", 0, &st, MPI_INT);
+                if (k == 0) MPI_Send(NULL, 0, MPI_INT, 0, 9, MPI_COMM_WORLD);
             }
             SAY("waitany order %d %d null=%d %d", order[0], order[1], q[1] == MPI_REQUEST_NULL,
                 q[4] == MPI_REQUEST_NULL);
@@ -63,6 +65,7 @@ int main(int argc, char **argv) {
         } else {
             MPI_Recv(NULL, 0, MPI_INT, 1, 9, MPI_COMM_WORLD, &st);
             MPI_Send(v, 4, MPI_INT, 1, 2, MPI_COMM_WORLD);
+            MPI_Recv(NULL, 0, MPI_INT, 1, 9, MPI_COMM_WORLD, &st);
             MPI_Send(v + 4, 4, MPI_INT, 1, 1, MPI_COMM_WORLD);
         }
     }
