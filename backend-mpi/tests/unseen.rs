@@ -193,3 +193,23 @@ fn mixed_request_kinds_bottom_subarray_exact_ibsend_and_persistent_cancel_on_2_a
         assert!(lines.iter().any(|l| l.starts_with("r0 grequest source=")));
     }
 }
+
+#[test]
+fn truncated_large_messages_zero_size_types_ignored_probe_statuses_and_threaded_wildcards() {
+    for ranks in [2, 3] {
+        let lines = same_both_ways("unseen_edges2", ranks);
+        assert!(
+            lines
+                .iter()
+                .any(|l| l == "r1 big into small class=14 source=0 tag=1")
+        );
+        assert!(
+            lines
+                .iter()
+                .any(|l| l == "r1 big into small nonblocking class=14")
+        );
+        assert!(lines.iter().any(|l| l == "r1 uneven sum=3"));
+        // 200 sends of k with tag k % 3, both threads' receives together
+        assert!(lines.iter().any(|l| l == "r1 threads total=20099"));
+    }
+}
