@@ -70,9 +70,9 @@ pub unsafe extern "C" fn MPI_Request_free(request: *mut MPI_Request) -> c_int {
     // SAFETY: a valid request; the status is ignored.
     unsafe { sys::PMPI_Request_get_status(handle, &mut flag, sys::status_ignore()) };
     if flag != 0 {
-        // Complete (or an inactive persistent request): free it now.
-        crate::requests::free_datatype(taken.entry.datatype);
-        table().release(taken.index);
+        // Complete (or an inactive persistent request): free it now, with
+        // its struct type or staging buffer.
+        table().release_entry(taken.index, taken.entry);
         // SAFETY: the program's argument.
         return unsafe { sys::PMPI_Request_free(request) };
     }
