@@ -310,68 +310,36 @@ fn posted_recv(
     })
 }
 
-/// `MPI_Irecv` (MPI-4.0 §3.7.2).
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn MPI_Irecv(
-    buf: *mut c_void,
-    count: c_int,
-    datatype: MPI_Datatype,
-    source: c_int,
-    tag: c_int,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    if ensure().is_none() || source == sys::proc_null() {
-        // SAFETY: the program's arguments, unchanged.
-        return unsafe { sys::PMPI_Irecv(buf, count, datatype, source, tag, comm, request) };
-    }
-    static REGION: Named = Named::new("MPI_Irecv");
-    let wildcard = source == sys::any_source();
-    posted_recv(
-        &REGION,
-        Post::Now,
-        wildcard,
-        buf,
-        count,
-        datatype,
-        request,
-        |b, c, t, r| {
-            // SAFETY: a joined type from MPI_BOTTOM and the program's request.
-            unsafe { sys::PMPI_Irecv(b.cast_mut(), c, t, source, tag, comm, r) }
-        },
-    )
+macro_rules! posted_recvs {
+    ($($name:ident => $pmpi:ident, $how:ident);* $(;)?) => {$(
+        /// A nonblocking or persistent receive (MPI-4.0 §3.7.2, §3.9).
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $name(
+            buf: *mut c_void,
+            count: c_int,
+            datatype: MPI_Datatype,
+            source: c_int,
+            tag: c_int,
+            comm: MPI_Comm,
+            request: *mut MPI_Request,
+        ) -> c_int {
+            if ensure().is_none() || source == sys::proc_null() {
+                // SAFETY: the program's arguments, unchanged.
+                return unsafe { sys::$pmpi(buf, count, datatype, source, tag, comm, request) };
+            }
+            static REGION: Named = Named::new(stringify!($name));
+            let wildcard = source == sys::any_source();
+            posted_recv(&REGION, Post::$how, wildcard, buf, count, datatype, request, |b, c, t, r| {
+                // SAFETY: a joined type from MPI_BOTTOM and the program's request.
+                unsafe { sys::$pmpi(b.cast_mut(), c, t, source, tag, comm, r) }
+            })
+        }
+    )*};
 }
 
-/// `MPI_Recv_init` (MPI-4.0 §3.9).
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn MPI_Recv_init(
-    buf: *mut c_void,
-    count: c_int,
-    datatype: MPI_Datatype,
-    source: c_int,
-    tag: c_int,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    if ensure().is_none() || source == sys::proc_null() {
-        // SAFETY: the program's arguments, unchanged.
-        return unsafe { sys::PMPI_Recv_init(buf, count, datatype, source, tag, comm, request) };
-    }
-    static REGION: Named = Named::new("MPI_Recv_init");
-    let wildcard = source == sys::any_source();
-    posted_recv(
-        &REGION,
-        Post::Persistent,
-        wildcard,
-        buf,
-        count,
-        datatype,
-        request,
-        |b, c, t, r| {
-            // SAFETY: as in MPI_Irecv.
-            unsafe { sys::PMPI_Recv_init(b.cast_mut(), c, t, source, tag, comm, r) }
-        },
-    )
+posted_recvs! {
+    MPI_Irecv => PMPI_Irecv, Now;
+    MPI_Recv_init => PMPI_Recv_init, Persistent;
 }
 
 /// `MPI_Imrecv` (MPI-4.0 §3.8.3).
