@@ -1,31 +1,42 @@
 //! The engine's event queue: the order of a min-heap keyed by
 //! `(time, seq)` — ties in push order, re-inserted events keeping their
 //! old `seq` — made faster for simulations where many events share a time
-//! (lockstep schedules such as LogGOPSim's collectives):
+//! (LogGOPSim's collectives: a 262,144-rank binomial broadcast has 325
+//! distinct times over 786,429 events):
 //!
-//! - fresh pushes (each `seq` larger than any before) at a time that had
-//!   one of the last few before go to a FIFO for that time, already
-//!   sorted, so those events cost O(1) to queue and to take;
-//! - everything else sits in a 4-ary heap (half the depth of a binary
-//!   heap, siblings side by side in memory).
+//! - events at a time that had an event before go to that time's
+//!   *bucket*, appended in O(1); a bucket is sorted by `seq` once, when
+//!   its time comes (the first pop that needs its smallest `seq`), and is
+//!   already sorted unless a re-insert (an old `seq`) came after a fresh
+//!   push. Its time's events are then taken from the front in O(1);
+//! - everything else (the first event at a time, and events whose time
+//!   collides with another time's bucket in the table) sits in a 4-ary
+//!   heap (half the depth of a binary heap, siblings side by side).
 //!
-//! A pop takes the smaller of the heap's top and the earliest FIFO front,
-//! so any split between the two gives the order of one heap.
+//! A time has at most one bucket, found in a direct-mapped table of
+//! [`TABLE`] entries indexed by a hash of the time; a time whose entry
+//! holds another time's bucket keeps its events in the heap. Live buckets
+//! are ordered by time in a small heap. A pop takes the smaller of the
+//! heap's top and the earliest bucket's front, so any split of the events
+//! between the two gives the order of one heap.
 //!
-//! Live FIFOs are ordered by `(time, first seq)`, a key that never changes
-//! while they live: fresh pushes only go to the newest FIFO of their time,
-//! so of two FIFOs of one time, every `seq` of the older is smaller than
-//! every `seq` of the newer. The earliest FIFO is thus the one whose front
-//! is the smallest, and a pop from it re-orders nothing until it empties:
-//! it compares the FIFO's time with the heap's top and takes the next
-//! event. That common case, like a push to a recent FIFO, is a few
-//! instructions inlined into the engine; the rest is out of line.
+//! The common cases — a push to a bucket with room, a pop from the
+//! earliest bucket that keeps events after this one and is earlier than
+//! the heap's top — are a few instructions inlined into the engine; the
+//! rest is out of line.
 
 use core::cmp::Reverse;
 
-/// How many recent FIFO times a push looks up before falling back to the
-/// heap.
-const RECENT: usize = 4;
+/// Entries of the direct-mapped table of bucket times
+/// ([`EventQueue::table`]): a power of two.
+const TABLE: usize = 1024;
+
+/// The table entry of `time`: Fibonacci hashing, whose high bits mix every
+/// bit of the time (simulated times are often multiples of one period).
+#[inline]
+fn slot_of(time: u64) -> usize {
+    (time.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - TABLE.trailing_zeros())) as usize
+}
 
 /// An item of a [`QuadHeap`]: its order key.
 trait Keyed: Copy {
@@ -44,22 +55,6 @@ fn key(time: u64, seq: u64) -> u128 {
 impl<K: Copy> Keyed for (u64, u64, K) {
     fn key(&self) -> u128 {
         key(self.0, self.1)
-    }
-}
-
-/// A live FIFO in [`EventQueue::order`], with the key it keeps while it
-/// lives.
-#[derive(Clone, Copy, Debug)]
-struct Live {
-    time: u64,
-    /// The `seq` of its first event.
-    first_seq: u64,
-    slot: usize,
-}
-
-impl Keyed for Live {
-    fn key(&self) -> u128 {
-        key(self.time, self.first_seq)
     }
 }
 
@@ -143,30 +138,44 @@ impl<T: Keyed> QuadHeap<T> {
     }
 }
 
-/// Events of one time, in `seq` order: those from `head` on are queued.
-/// Empty while its slot is free.
+/// Events of one time: those from `head` on are queued. Empty while its
+/// slot is free.
 ///
 /// A vector and a cursor rather than a `VecDeque`: taking an event is a
 /// read and an increment, without the ring's wrap-around.
 #[derive(Clone, Debug)]
-struct Fifo<K> {
+struct Bucket<K> {
     events: Vec<(u64, K)>,
     head: usize,
+    /// The queued events are in `seq` order.
+    sorted: bool,
 }
 
-impl<K: Copy> Fifo<K> {
-    /// Queues a fresh event at the back.
+impl<K: Copy> Bucket<K> {
+    /// Queues an event at the back.
+    #[inline]
     fn push(&mut self, seq: u64, payload: K) {
         if self.events.len() == self.events.capacity() {
             self.make_room();
+        }
+        self.append(seq, payload);
+    }
+
+    /// Appends an event to a bucket with room.
+    #[inline]
+    fn append(&mut self, seq: u64, payload: K) {
+        if let Some(&(last, _)) = self.events.last()
+            && seq < last
+        {
+            self.sorted = false;
         }
         self.events.push((seq, payload));
     }
 
     /// Drops the taken events before the vector grows, when they are at
-    /// least half of it: a FIFO pushed while it is taken from (events at
-    /// the current time) keeps its memory a small multiple of its queued
-    /// events instead of growing with every event it ever held.
+    /// least half of it: a bucket pushed while it is taken from (events
+    /// at the current time) keeps its memory a small multiple of its
+    /// queued events instead of growing with every event it ever held.
     #[cold]
     fn make_room(&mut self) {
         if self.head > 0 && self.head >= self.events.len() / 2 {
@@ -175,12 +184,19 @@ impl<K: Copy> Fifo<K> {
         }
     }
 
-    /// The `seq` of the first queued event.
+    /// Sorts the queued events by `seq`, if they are not in order.
+    #[cold]
+    fn sort(&mut self) {
+        self.events[self.head..].sort_by_key(|e| e.0);
+        self.sorted = true;
+    }
+
+    /// The `seq` of the first queued event, once sorted.
     fn front_seq(&self) -> u64 {
         self.events.get(self.head).map_or(u64::MAX, |e| e.0)
     }
 
-    /// Takes the first queued event.
+    /// Takes the first queued event, once sorted.
     fn pop(&mut self) -> Option<(u64, K)> {
         let event = *self.events.get(self.head)?;
         self.head += 1;
@@ -196,41 +212,56 @@ impl<K: Copy> Fifo<K> {
     fn clear(&mut self) {
         self.events.clear();
         self.head = 0;
+        self.sorted = true;
     }
 }
 
+/// A live bucket in [`EventQueue::order`]: its time (a time has at most
+/// one bucket) and storage slot.
+#[derive(Clone, Copy, Debug)]
+struct Live {
+    time: u64,
+    slot: u32,
+}
+
+impl Keyed for Live {
+    fn key(&self) -> u128 {
+        key(self.time, 0)
+    }
+}
+
+/// An entry of [`EventQueue::table`]: a time and its live bucket's slot,
+/// or [`SINGLE`] when the time's last event went to the heap.
+type Entry = (u64, u32);
+
+/// An entry that names nothing. No bucket is started at its time (events
+/// at `u64::MAX` stay in the heap), so a look-up by time never finds it.
+const EMPTY: Entry = (u64::MAX, SINGLE);
+
+/// The slot of an entry whose time has no bucket, its last event having
+/// gone to the heap: the next event at that time starts a bucket.
+const SINGLE: u32 = u32::MAX;
+
 /// A min-queue of `(time, seq, payload)` with the interface of
 /// `BinaryHeap<Reverse<(u64, u64, K)>>` (`push`, `pop`), ordered by
-/// `(time, seq)`.
+/// `(time, seq)`. Every `seq` of the queued events must differ.
 #[derive(Clone, Debug)]
 pub struct EventQueue<K> {
     heap: QuadHeap<(u64, u64, K)>,
-    /// FIFO storage; slots of empty FIFOs are in `free`.
-    fifos: Vec<Fifo<K>>,
-    free: Vec<usize>,
-    /// Live FIFOs by `(time, first seq)`; the first holds the earliest
-    /// front.
+    /// Bucket storage; slots of empty buckets are in `free`.
+    buckets: Vec<Bucket<K>>,
+    free: Vec<u32>,
+    /// Live buckets by time; the first is the earliest.
     order: QuadHeap<Live>,
-    /// The newest live FIFO of each of a few recent times, newest first:
-    /// `(time, slot)`, then [`NO_FIFO`]s. Fresh pushes at these times go
-    /// to the back of that FIFO.
-    recent: [(u64, usize); RECENT],
-    /// Times of the latest fresh pushes that went to the heap, one per
-    /// time: a second fresh push at one of them starts a FIFO, even when
-    /// pushes at a few times alternate (a send's arrival and its sender's
-    /// next step, in lockstep schedules). Only a hint: a wrong entry costs
-    /// speed, never order.
-    singles: [u64; RECENT],
-    next_single: usize,
-    /// Smallest `seq` that is fresh: one more than the largest pushed.
-    fresh_from: u64,
+    /// Direct-mapped by [`slot_of`] the time: the time's live bucket, or
+    /// [`SINGLE`] when its last event went to the heap, or [`EMPTY`]. A
+    /// live bucket keeps its entry until it empties, so a time's events
+    /// go to its bucket or, when another time's bucket holds the entry,
+    /// to the heap: a collision costs speed, never order. Allocated at
+    /// the first push outside a bucket.
+    table: Vec<Entry>,
     len: usize,
 }
-
-/// An entry of [`EventQueue::recent`] that names no FIFO. No FIFO is
-/// started at its time (events at `u64::MAX` stay in the heap), so a
-/// look-up by time that finds it finds nothing.
-const NO_FIFO: (u64, usize) = (u64::MAX, usize::MAX);
 
 impl<K: Copy> Default for EventQueue<K> {
     fn default() -> Self {
@@ -243,13 +274,10 @@ impl<K: Copy> EventQueue<K> {
     pub fn new() -> Self {
         EventQueue {
             heap: QuadHeap::new(),
-            fifos: Vec::new(),
+            buckets: Vec::new(),
             free: Vec::new(),
             order: QuadHeap::new(),
-            recent: [NO_FIFO; RECENT],
-            singles: [u64::MAX; RECENT],
-            next_single: 0,
-            fresh_from: 0,
+            table: Vec::new(),
             len: 0,
         }
     }
@@ -267,103 +295,79 @@ impl<K: Copy> EventQueue<K> {
     /// Queues `(time, seq, payload)`.
     #[inline]
     pub fn push(&mut self, Reverse((time, seq, payload)): Reverse<(u64, u64, K)>) {
-        // The common case, kept small and free of calls: a fresh seq,
-        // larger than any queued, at the time of a recent FIFO goes to its
-        // back, which stays sorted.
-        if self.is_fresh(seq)
-            && let Some(slot) = self.recent_fifo(time)
-            && let Some(fifo) = self.fifos.get_mut(slot)
-            && fifo.events.len() < fifo.events.capacity()
+        // The common case, kept small and free of calls: the time has a
+        // bucket with room.
+        if let Some(&(t, slot)) = self.table.get(slot_of(time))
+            && t == time
+            && let Some(bucket) = self.buckets.get_mut(slot as usize)
+            && bucket.events.len() < bucket.events.capacity()
         {
-            fifo.events.push((seq, payload));
-            self.fresh_from = seq + 1;
+            bucket.append(seq, payload);
             self.len += 1;
             return;
         }
         self.push_elsewhere(time, seq, payload);
     }
 
-    /// Whether `seq` is larger than any pushed. The largest `seq` never
-    /// is, so that `fresh_from` cannot wrap; it goes to the heap.
-    fn is_fresh(&self, seq: u64) -> bool {
-        seq >= self.fresh_from && seq != u64::MAX
-    }
-
-    /// The slot of the newest live FIFO at `time`, if it is recent.
-    fn recent_fifo(&self, time: u64) -> Option<usize> {
-        let &(_, slot) = self.recent.iter().find(|r| r.0 == time)?;
-        (slot != NO_FIFO.1).then_some(slot)
-    }
-
-    /// [`Self::push`] of an event that is not fresh, or has no recent
-    /// FIFO, or whose FIFO is full.
+    /// [`Self::push`] at a time without a bucket, or whose bucket is full.
     #[inline(never)]
     fn push_elsewhere(&mut self, time: u64, seq: u64, payload: K) {
         self.len += 1;
-        if !self.is_fresh(seq) {
-            // A re-insert: its old seq may be smaller than a FIFO's.
+        if self.table.is_empty() {
+            self.table = vec![EMPTY; TABLE];
+        }
+        let i = slot_of(time);
+        let (t, slot) = self.table[i];
+        if t == time && slot != SINGLE {
+            self.buckets[slot as usize].push(seq, payload);
+        } else if t == time && time != EMPTY.0 {
+            // The second event at this time.
+            self.start_bucket(time, seq, payload);
+        } else if slot != SINGLE {
+            // Another time's bucket holds the entry.
             self.heap.push((time, seq, payload));
-            return;
-        }
-        self.fresh_from = seq + 1;
-        // Without live FIFOs (times all distinct), skip the look-up.
-        if !self.order.items.is_empty()
-            && let Some(slot) = self.recent_fifo(time)
-        {
-            self.fifos[slot].push(seq, payload);
-            return;
-        }
-        match self.singles.iter_mut().find(|s| **s == time) {
-            // The second fresh push in a row at this time.
-            Some(single) if time != NO_FIFO.0 => {
-                *single = u64::MAX;
-                self.start_fifo(time, seq, payload);
-            }
-            _ => {
-                self.singles[self.next_single] = time;
-                self.next_single = (self.next_single + 1) % RECENT;
-                self.heap.push((time, seq, payload));
-            }
+        } else {
+            self.table[i] = (time, SINGLE);
+            self.heap.push((time, seq, payload));
         }
     }
 
-    /// Starts a FIFO at `time` with a fresh event. Any older FIFO of this
-    /// time has left `recent`, so gets no more pushes.
+    /// Starts the bucket of `time` with an event, and takes `time`'s
+    /// table entry.
     #[cold]
     #[inline(never)]
-    fn start_fifo(&mut self, time: u64, seq: u64, payload: K) {
+    fn start_bucket(&mut self, time: u64, seq: u64, payload: K) {
         let slot = match self.free.pop() {
             Some(slot) => slot,
             None => {
-                self.fifos.push(Fifo {
+                self.buckets.push(Bucket {
                     events: Vec::new(),
                     head: 0,
+                    sorted: true,
                 });
-                self.fifos.len() - 1
+                // Buckets are fewer than queued events, which fit in memory.
+                (self.buckets.len() - 1) as u32
             }
         };
-        self.fifos[slot].push(seq, payload);
-        self.order.push(Live {
-            time,
-            first_seq: seq,
-            slot,
-        });
-        self.recent.rotate_right(1);
-        self.recent[0] = (time, slot);
+        self.buckets[slot as usize].push(seq, payload);
+        self.order.push(Live { time, slot });
+        self.table[slot_of(time)] = (time, slot);
     }
 
     /// Takes the event with the smallest `(time, seq)`.
     #[inline]
     pub fn pop(&mut self) -> Option<Reverse<(u64, u64, K)>> {
-        // The common case, kept small to be inlined: the earliest FIFO is
-        // earlier than the heap's top and keeps events after this one.
-        let Some(&Live { time, slot, .. }) = self.order.first() else {
+        // The common case, kept small to be inlined: the earliest bucket,
+        // sorted, is earlier than the heap's top and keeps events after
+        // this one.
+        let Some(&Live { time, slot }) = self.order.first() else {
             return self.pop_heap();
         };
         if self.heap.first().is_none_or(|top| time < top.0)
-            && let Some(fifo) = self.fifos.get_mut(slot)
-            && fifo.head + 1 < fifo.events.len()
-            && let Some((seq, payload)) = fifo.pop()
+            && let Some(bucket) = self.buckets.get_mut(slot as usize)
+            && bucket.sorted
+            && bucket.head + 1 < bucket.events.len()
+            && let Some((seq, payload)) = bucket.pop()
         {
             self.len -= 1;
             return Some(Reverse((time, seq, payload)));
@@ -371,31 +375,38 @@ impl<K: Copy> EventQueue<K> {
         self.pop_elsewhere()
     }
 
-    /// [`Self::pop`] from the heap, or of a FIFO's last event, or at a
-    /// time shared by the heap's top and the earliest FIFO.
+    /// [`Self::pop`] from the heap, or of a bucket's last event, or from
+    /// a bucket still to sort, or at a time shared by the heap's top and
+    /// the earliest bucket.
     #[inline(never)]
     fn pop_elsewhere(&mut self) -> Option<Reverse<(u64, u64, K)>> {
-        let Some(&Live { time, slot, .. }) = self.order.first() else {
+        let Some(&Live { time, slot }) = self.order.first() else {
             return self.pop_heap();
         };
-        let fifo = &mut self.fifos[slot];
         if let Some(top) = self.heap.first()
-            && top.key() < key(time, fifo.front_seq())
+            && top.0 < time
         {
             return self.pop_heap();
         }
-        let (seq, payload) = fifo.pop()?;
+        // The bucket's time has come: sort it once.
+        let bucket = &mut self.buckets[slot as usize];
+        if !bucket.sorted {
+            bucket.sort();
+        }
+        if let Some(top) = self.heap.first()
+            && top.key() < key(time, bucket.front_seq())
+        {
+            return self.pop_heap();
+        }
+        let (seq, payload) = bucket.pop()?;
         self.len -= 1;
-        if fifo.is_empty() {
-            fifo.clear();
-            // Retire the FIFO, the earliest: out of the order, out of the
-            // recent list.
+        if bucket.is_empty() {
+            bucket.clear();
+            // Retire the bucket, the earliest: out of the order, its
+            // table entry free.
             self.order.pop();
             self.free.push(slot);
-            if let Some(i) = self.recent.iter().position(|r| r.1 == slot) {
-                self.recent[i..].rotate_left(1);
-                self.recent[RECENT - 1] = NO_FIFO;
-            }
+            self.table[slot_of(time)] = EMPTY;
         }
         Some(Reverse((time, seq, payload)))
     }
@@ -413,6 +424,7 @@ impl<K: Copy> EventQueue<K> {
 mod tests {
     use std::collections::BinaryHeap;
 
+    use proptest::prelude::*;
     use rand_chacha::ChaCha8Rng;
     use rand_core::{Rng, SeedableRng};
 
@@ -504,5 +516,115 @@ mod tests {
             seq += 2;
         }
         assert!(q.pop().is_none() && q.is_empty());
+    }
+
+    /// One step of a property test: push at a time with a new `seq`, pop,
+    /// or pop and push the event back at a later time with its old `seq`
+    /// (the engine's re-insert).
+    #[derive(Clone, Debug)]
+    enum Step {
+        Push(u64),
+        Pop,
+        Reinsert(u64),
+    }
+
+    /// Drives an [`EventQueue`] and a `BinaryHeap` with `steps` and
+    /// checks that every pop is the same. `now` follows the last pop when
+    /// `monotone` (the engine's use: pushes at or after it).
+    fn same_as_a_binary_heap(steps: &[Step], monotone: bool) {
+        let mut q = EventQueue::new();
+        let mut h = BinaryHeap::new();
+        let (mut seq, mut now) = (0u64, 0u64);
+        let pop = |q: &mut EventQueue<u64>, h: &mut BinaryHeap<_>| {
+            let e = h.pop();
+            assert_eq!(q.pop(), e);
+            assert_eq!(q.len(), h.len());
+            e
+        };
+        for step in steps {
+            match *step {
+                Step::Push(t) => {
+                    let t = if monotone { now + t } else { t };
+                    q.push(Reverse((t, seq, seq)));
+                    h.push(Reverse((t, seq, seq)));
+                    seq += 1;
+                }
+                Step::Pop => {
+                    if let Some(Reverse((t, _, _))) = pop(&mut q, &mut h) {
+                        now = t;
+                    }
+                }
+                Step::Reinsert(later) => {
+                    if let Some(Reverse((t, old, payload))) = pop(&mut q, &mut h) {
+                        now = t;
+                        let e = Reverse((t + 1 + later, old, payload));
+                        q.push(e);
+                        h.push(e);
+                    }
+                }
+            }
+        }
+        while pop(&mut q, &mut h).is_some() {}
+        assert!(q.is_empty());
+    }
+
+    /// Steps with times drawn from `times`.
+    fn steps(times: u64) -> impl Strategy<Value = Vec<Step>> {
+        prop::collection::vec(
+            prop_oneof![
+                4 => (0..times).prop_map(Step::Push),
+                3 => Just(Step::Pop),
+                1 => (0..times).prop_map(Step::Reinsert),
+            ],
+            0..600,
+        )
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// Few distinct times, pushes at or after the last pop: events
+        /// share buckets, re-inserts unsort them.
+        #[test]
+        fn lockstep_like_pops_as_a_binary_heap(steps in steps(4)) {
+            same_as_a_binary_heap(&steps, true);
+        }
+
+        /// Many distinct times (more than the table has entries, so times
+        /// collide), pushes anywhere: the queue is a heap for any use.
+        #[test]
+        fn any_pushes_pop_as_a_binary_heap(steps in steps(5000)) {
+            same_as_a_binary_heap(&steps, false);
+        }
+
+        /// Times that all share one table entry but one: every time but
+        /// the entry's owner stays in the heap.
+        #[test]
+        fn colliding_times_pop_as_a_binary_heap(
+            picks in prop::collection::vec((0..3usize, 0..3u8), 0..400),
+        ) {
+            let times = colliding_times(3);
+            let steps: Vec<Step> = picks
+                .iter()
+                .map(|&(i, kind)| match kind {
+                    0 | 1 => Step::Push(times[i]),
+                    _ => Step::Pop,
+                })
+                .collect();
+            same_as_a_binary_heap(&steps, false);
+        }
+    }
+
+    /// `n` times with one table entry.
+    fn colliding_times(n: usize) -> Vec<u64> {
+        let entry = slot_of(1);
+        (1..).filter(|&t| slot_of(t) == entry).take(n).collect()
+    }
+
+    #[test]
+    fn colliding_times_share_an_entry() {
+        let times = colliding_times(3);
+        assert_eq!(times.len(), 3);
+        assert!(times.iter().all(|&t| slot_of(t) == slot_of(times[0])));
     }
 }

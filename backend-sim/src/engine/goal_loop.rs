@@ -73,7 +73,6 @@ struct GoalRun<'g> {
     stamp: u64,
     messages: Vec<Message>,
     free: Vec<u32>,
-    fresh: Vec<(u32, u64)>,
     /// The kernels, when asked for.
     kernels: Option<GoalKernels>,
     /// Some message of the graph is rendezvous on `network`.
@@ -112,7 +111,6 @@ pub fn run_graph_with(
         stamp: 0,
         messages: Vec::new(),
         free: Vec::new(),
-        fresh: Vec::new(),
         kernels,
         rendezvous,
     };
@@ -179,20 +177,35 @@ impl GoalRun<'_> {
     /// Stamps and queues the operations made executable (G5): at time 0
     /// at the start, else at their CPU's (and a send's NIC's) free time,
     /// raised to their earliest time.
+    #[inline]
     fn schedule_fresh(&mut self, at_zero: bool) {
-        let mut fresh = core::mem::take(&mut self.fresh);
-        self.deps.take_fresh(self.g, &mut fresh);
-        for &(op, earliest) in &fresh {
-            let o = self.g.ops[op as usize];
-            let rank = self.g.ops[op as usize].rank;
-            let free = match o.kind {
-                OpKind::Send => self.hosts.send_free(rank, o.cpu, o.nic),
-                OpKind::Recv | OpKind::Calc => self.hosts.cpu_free(rank, o.cpu),
-            };
-            let t = if at_zero { 0 } else { free.max(earliest) };
-            self.push(t, Event::Op(op));
+        if self.deps.fresh().is_empty() {
+            return;
         }
-        self.fresh = fresh;
+        self.deps.order_fresh(self.g);
+        let GoalRun {
+            g,
+            hosts,
+            deps,
+            queue,
+            stamp,
+            ..
+        } = self;
+        for &op in deps.fresh() {
+            let o = &g.ops[op as usize];
+            let t = if at_zero {
+                0
+            } else {
+                let free = match o.kind {
+                    OpKind::Send => hosts.send_free(o.rank, o.cpu, o.nic),
+                    OpKind::Recv | OpKind::Calc => hosts.cpu_free(o.rank, o.cpu),
+                };
+                free.max(deps.earliest(op))
+            };
+            queue.push(Reverse((t, *stamp, Event::Op(op))));
+            *stamp += 1;
+        }
+        self.deps.clear_fresh();
     }
 
     /// An operation's event at `t` (G6).

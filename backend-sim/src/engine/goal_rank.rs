@@ -70,22 +70,38 @@ impl Deps {
         self.release(g, op, false, t);
     }
 
-    /// The operations made executable since the last call, in LogGOPSim's
-    /// order: by rank, then sends, receives, calcs, each kind in the
-    /// order they became executable (a stable sort, G5 and A1), each with
-    /// its earliest time. `out` is cleared first.
-    pub(super) fn take_fresh(&mut self, g: &Graph, out: &mut Vec<(u32, u64)>) {
-        out.clear();
-        let key = |&op: &u32| (g.ops[op as usize].rank, g.ops[op as usize].kind);
-        if self.fresh.len() > 1 && self.fresh.windows(2).any(|w| key(&w[0]) > key(&w[1])) {
-            self.fresh.sort_by_key(key);
+    /// Puts the operations made executable since the last
+    /// [`Self::clear_fresh`] in LogGOPSim's order: by rank, then sends,
+    /// receives, calcs, each kind in the order they became executable (a
+    /// stable sort, G5 and A1); [`Self::fresh`] then lists them and
+    /// [`Self::earliest`] gives each one's earliest time.
+    #[inline]
+    pub(super) fn order_fresh(&mut self, g: &Graph) {
+        if self.fresh.len() > 1 {
+            let key = |&op: &u32| (g.ops[op as usize].rank, g.ops[op as usize].kind);
+            if self.fresh.windows(2).any(|w| key(&w[0]) > key(&w[1])) {
+                self.fresh.sort_by_key(key);
+            }
         }
-        let earliest = &self.earliest;
-        out.extend(
-            self.fresh
-                .drain(..)
-                .map(|op| (op, earliest.get(op as usize).copied().unwrap_or(0))),
-        );
+    }
+
+    /// The operations made executable since the last [`Self::clear_fresh`].
+    #[inline]
+    pub(super) fn fresh(&self) -> &[u32] {
+        &self.fresh
+    }
+
+    /// Forgets the operations made executable so far (once scheduled).
+    #[inline]
+    pub(super) fn clear_fresh(&mut self) {
+        self.fresh.clear();
+    }
+
+    /// `op`'s earliest time: the latest completion of what it requires and
+    /// start of what it irequires (0 with one CPU per rank, A3).
+    #[inline]
+    pub(super) fn earliest(&self, op: u32) -> u64 {
+        self.earliest.get(op as usize).copied().unwrap_or(0)
     }
 
     /// Whether every operation started.
