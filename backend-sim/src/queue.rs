@@ -358,17 +358,23 @@ impl<K: Copy> EventQueue<K> {
     #[inline]
     pub fn pop(&mut self) -> Option<Reverse<(u64, u64, K)>> {
         // The common case, kept small to be inlined: the earliest bucket,
-        // sorted, is earlier than the heap's top and keeps events after
-        // this one.
+        // sorted, keeps events after its front, which is earlier than the
+        // heap's top. (The heap often holds an event at the bucket's
+        // time: the first event of that time, pushed before the bucket
+        // started, with a `seq` larger than re-inserts in the bucket.)
         let Some(&Live { time, slot }) = self.order.first() else {
             return self.pop_heap();
         };
-        if self.heap.first().is_none_or(|top| time < top.0)
-            && let Some(bucket) = self.buckets.get_mut(slot as usize)
+        if let Some(bucket) = self.buckets.get_mut(slot as usize)
             && bucket.sorted
             && bucket.head + 1 < bucket.events.len()
-            && let Some((seq, payload)) = bucket.pop()
+            && let Some(&(seq, payload)) = bucket.events.get(bucket.head)
+            && self
+                .heap
+                .first()
+                .is_none_or(|top| key(time, seq) < top.key())
         {
+            bucket.head += 1;
             self.len -= 1;
             return Some(Reverse((time, seq, payload)));
         }

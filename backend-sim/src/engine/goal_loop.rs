@@ -179,9 +179,14 @@ impl GoalRun<'_> {
     /// raised to their earliest time.
     #[inline]
     fn schedule_fresh(&mut self, at_zero: bool) {
-        if self.deps.fresh().is_empty() {
-            return;
+        if !self.deps.fresh().is_empty() {
+            self.schedule_some(at_zero);
         }
+    }
+
+    /// [`Self::schedule_fresh`] when some are fresh.
+    #[inline(never)]
+    fn schedule_some(&mut self, at_zero: bool) {
         self.deps.order_fresh(self.g);
         let GoalRun {
             g,
@@ -265,9 +270,11 @@ impl GoalRun<'_> {
                 (self.messages.len() - 1) as u32
             }
         };
-        let (sent, cpu_end) = (self.sent(&m, slot), self.hosts.cpu_free(rank, o.cpu));
-        if let Some(k) = &mut self.kernels {
-            k.on_send(sent, t, cpu_end)?;
+        if self.kernels.is_some() {
+            let (sent, cpu_end) = (self.sent(&m, slot), self.hosts.cpu_free(rank, o.cpu));
+            if let Some(k) = &mut self.kernels {
+                k.on_send(sent, t, cpu_end)?;
+            }
         }
         let arrival = t.checked_add(cost.wire).ok_or_else(overflow)?;
         self.push(arrival, Event::Message(slot));
@@ -354,6 +361,7 @@ impl GoalRun<'_> {
 
     /// Receive `receive` matched message `m` (in `slot`) at `now`: the
     /// kernels merge, the sender's too for a rendezvous send.
+    #[inline]
     fn kernels_on_match(
         &mut self,
         receive: u32,
@@ -362,6 +370,9 @@ impl GoalRun<'_> {
         rendezvous: bool,
         now: u64,
     ) -> Result<(), SimError> {
+        if self.kernels.is_none() {
+            return Ok(());
+        }
         let sent = self.sent(m, slot);
         let Some(k) = &mut self.kernels else {
             return Ok(());
