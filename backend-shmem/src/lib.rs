@@ -28,6 +28,7 @@ pub mod calibrate;
 pub mod clock;
 pub mod condvar;
 pub mod config;
+mod current;
 pub mod handoff;
 pub mod monitor;
 pub mod mutex;

@@ -176,7 +176,9 @@ pub struct Runtime {
     clock: Clock,
     names: Names,
     selected: [u32; SELECTED],
-    actions: Box<[Action]>,
+    /// Indexed by an [`ActionId`], always below [`MAX_ACTIONS`]: a fixed
+    /// array, so that a cost read on every event checks no length.
+    actions: Box<[Action; MAX_ACTIONS]>,
     action_count: AtomicUsize,
     action_lock: Mutex<()>,
     builtin: OnceLock<Builtin>,
@@ -392,13 +394,11 @@ impl Runtime {
             clock,
             names,
             selected,
-            actions: (0..MAX_ACTIONS)
-                .map(|_| Action {
-                    name: OnceLock::new(),
-                    whole: AtomicU64::new(0),
-                    inside: AtomicU64::new(0),
-                })
-                .collect(),
+            actions: Box::new(core::array::from_fn(|_| Action {
+                name: OnceLock::new(),
+                whole: AtomicU64::new(0),
+                inside: AtomicU64::new(0),
+            })),
             action_count: AtomicUsize::new(0),
             action_lock: Mutex::new(()),
             builtin: OnceLock::new(),
@@ -629,7 +629,10 @@ impl Runtime {
     /// The calibrated cost of `action`.
     #[inline]
     pub fn cost(&self, action: ActionId) -> Cost {
-        let a = &self.actions[usize::from(action.0)];
+        const { assert!(MAX_ACTIONS.is_power_of_two()) };
+        // Ids are below MAX_ACTIONS (`action`): the mask changes nothing
+        // and spares the bounds check.
+        let a = &self.actions[usize::from(action.0) % MAX_ACTIONS];
         Cost {
             whole: a.whole.load(Ordering::Relaxed),
             inside: a.inside.load(Ordering::Relaxed),

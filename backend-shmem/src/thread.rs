@@ -15,6 +15,7 @@ use heisen_core::stats::Communicated;
 use heisen_core::wildcard::{Match, ReorderDetector};
 use heisen_core::{Cost, Dependency, Exchange, KernelError, Merged, Snapshot};
 
+use crate::current;
 use crate::monitor::{self, Slot};
 use crate::runtime::{ActionId, Runtime, runtime};
 use crate::{Kernel, Record, SELECTED, Stats};
@@ -487,13 +488,13 @@ fn unmerged(begin: u64, end: u64) -> Merged {
 /// may read.
 #[derive(Debug)]
 pub struct Thread {
-    /// Set while a runtime call is under way on this thread, so that a
-    /// nested call (an interposed lock taken inside an MPI call, a signal)
-    /// goes uninstrumented instead of aliasing the state.
-    busy: Cell<bool>,
-    /// Calls to leave uninstrumented: a backend quiets the thread while a
-    /// library it wraps runs (MPI's own pthread locks are not the user's).
-    quiet: Cell<u32>,
+    /// [`BUSY`] while a runtime call is under way on this thread, so that
+    /// a nested call (an interposed lock taken inside an MPI call, a
+    /// signal) goes uninstrumented instead of aliasing the state; plus
+    /// [`QUIET`] for each open [`quiet`] guard: a backend quiets the thread
+    /// while a library it wraps runs (MPI's own pthread locks are not the
+    /// user's). One word, so that every event checks both with one compare.
+    blocked: Cell<u32>,
     state: UnsafeCell<ThreadState>,
 }
 
@@ -510,8 +511,7 @@ unsafe impl Send for Thread {}
 impl Thread {
     pub(crate) fn new(rt: &'static Runtime, index: u32, start: u64) -> Thread {
         Thread {
-            busy: Cell::new(false),
-            quiet: Cell::new(0),
+            blocked: Cell::new(0),
             state: UnsafeCell::new(ThreadState::new(rt, index, start)),
         }
     }
@@ -528,9 +528,12 @@ impl Thread {
     }
 }
 
+/// [`Thread::blocked`]'s busy flag.
+const BUSY: u32 = 1;
+/// One open [`quiet`] guard in [`Thread::blocked`].
+const QUIET: u32 = 2;
+
 std::thread_local! {
-    /// This thread's slot, once registered with this copy of the runtime.
-    static CURRENT: Cell<*const Thread> = const { Cell::new(ptr::null()) };
     /// Set once this thread ended (or the process is exiting): no new
     /// registration, no more events.
     static RETIRED: Cell<bool> = const { Cell::new(false) };
@@ -555,7 +558,8 @@ impl Drop for ExitGuard {
 /// is already under way on this thread.
 #[inline]
 pub fn with_current<R>(f: impl FnOnce(&mut ThreadState) -> R) -> Option<R> {
-    let mut p = CURRENT.with(Cell::get);
+    // This thread's slot, once registered with this copy of the runtime.
+    let mut p = current::get();
     if p.is_null() {
         p = register_current(None)?;
     }
@@ -563,16 +567,18 @@ pub fn with_current<R>(f: impl FnOnce(&mut ThreadState) -> R) -> Option<R> {
     // ends (the registry never frees it).
     #[allow(unsafe_code)] // reason: the thread-local pointer to a leaked slot
     let thread = unsafe { &*p };
-    if thread.busy.get() || thread.quiet.get() > 0 {
+    if thread.blocked.get() != 0 {
         return None;
     }
-    thread.busy.set(true);
-    // SAFETY: only this thread reaches its state, and `busy` makes this
+    thread.blocked.set(BUSY);
+    // SAFETY: only this thread reaches its state, and `BUSY` makes this
     // the only live reference to it.
     #[allow(unsafe_code)] // reason: as above
     let state = unsafe { &mut *thread.state.get() };
     let r = f(state);
-    thread.busy.set(false);
+    // Not a plain store of 0: `f` may have opened a quiet guard that
+    // outlives this call.
+    thread.blocked.set(thread.blocked.get() - BUSY);
     Some(r)
 }
 
@@ -580,12 +586,12 @@ pub fn with_current<R>(f: impl FnOnce(&mut ThreadState) -> R) -> Option<R> {
 /// backend wraps a library call whose own synchronisation is not the
 /// user's. Nests.
 pub fn quiet() -> QuietGuard {
-    let p = CURRENT.with(Cell::get);
+    let p = current::get();
     if !p.is_null() {
         // SAFETY: as in `with_current`; `quiet` is a `Cell` owned by this thread.
         #[allow(unsafe_code)] // reason: as in with_current
         let thread = unsafe { &*p };
-        thread.quiet.set(thread.quiet.get() + 1);
+        thread.blocked.set(thread.blocked.get() + QUIET);
     }
     QuietGuard { thread: p }
 }
@@ -602,7 +608,9 @@ impl Drop for QuietGuard {
             // SAFETY: the same slot `quiet` counted up, still alive.
             #[allow(unsafe_code)] // reason: as in with_current
             let thread = unsafe { &*self.thread };
-            thread.quiet.set(thread.quiet.get().saturating_sub(1));
+            thread
+                .blocked
+                .set(thread.blocked.get().saturating_sub(QUIET));
         }
     }
 }
@@ -617,7 +625,7 @@ pub fn start_current(parent: &Record) -> bool {
 /// Ends this thread's location now: its final release, which a join merges
 /// (R8). `None` if the thread was not measured or had ended already.
 pub fn finish_current() -> Option<Record> {
-    let p = CURRENT.try_with(Cell::get).ok()?;
+    let p = current::get();
     let _ = RETIRED.try_with(|r| r.set(true));
     if p.is_null() {
         return None;
@@ -633,7 +641,7 @@ pub fn finish_current() -> Option<Record> {
         let index = unsafe { (*thread.state.get()).index };
         rt.registry().mark_done(index);
     }
-    let _ = CURRENT.try_with(|c| c.set(ptr::null()));
+    current::set(ptr::null());
     record
 }
 
@@ -642,7 +650,7 @@ fn register_current(parent: Option<&Record>) -> Option<*const Thread> {
     if RETIRED.try_with(Cell::get).unwrap_or(true) {
         return None;
     }
-    if !CURRENT.try_with(Cell::get).ok()?.is_null() {
+    if !current::get().is_null() {
         return None; // registered already: a second start is ignored
     }
     let rt = runtime();
@@ -703,7 +711,7 @@ fn register_current(parent: Option<&Record>) -> Option<*const Thread> {
             p
         }
     };
-    CURRENT.try_with(|c| c.set(p)).ok()?;
+    current::set(p);
     Some(p)
 }
 
@@ -797,11 +805,12 @@ pub fn calibrating<R>(rt: &'static Runtime, f: impl FnOnce() -> R) -> R {
     struct Restore(*const Thread);
     impl Drop for Restore {
         fn drop(&mut self) {
-            let _ = CURRENT.try_with(|c| c.set(self.0));
+            current::set(self.0);
         }
     }
     let scratch = Box::new(Thread::new(rt, u32::MAX, rt.now()));
-    let previous = CURRENT.with(|c| c.replace(&*scratch));
+    let previous = current::get();
+    current::set(&*scratch);
     let restore = Restore(previous);
     let r = f();
     drop(restore);
@@ -812,5 +821,5 @@ pub fn calibrating<R>(rt: &'static Runtime, f: impl FnOnce() -> R) -> R {
 /// Whether the calling thread already has a location with this copy of
 /// the runtime (a directly measured cost may then be charged to it, R1).
 pub fn registered() -> bool {
-    CURRENT.try_with(|c| !c.get().is_null()).unwrap_or(false)
+    !current::get().is_null()
 }

@@ -257,6 +257,10 @@ pub struct Location<const K: usize, const D: usize> {
     form: Form,
     calibration: Calibration,
     selected: [u32; K],
+    /// Bit `r % 64` set for every selected region id `r`: a region whose
+    /// bit is clear is not selected, found without searching `selected`
+    /// (most regions are not; R7 keeps shares for `K` of them).
+    selected_mask: u64,
     delay: u64,
     /// Sum of every instrumentation cost charged here (R1), whatever later
     /// merges did to the delay: what local-only compensation subtracts.
@@ -301,6 +305,10 @@ impl<const K: usize, const D: usize> Location<K, D> {
             form: config.form,
             calibration: config.calibration,
             selected: config.selected,
+            selected_mask: config
+                .selected
+                .iter()
+                .fold(0, |mask, &r| mask | 1u64 << (r % 64)),
             delay: 0,
             overhead: 0,
             last_measured: start,
@@ -404,6 +412,9 @@ impl<const K: usize, const D: usize> Location<K, D> {
     /// Selected slot of `region`, if it is one of the `K` selected regions.
     #[inline]
     pub fn slot_of(&self, region: u32) -> Option<usize> {
+        if self.selected_mask & 1u64 << (region % 64) == 0 {
+            return None;
+        }
         self.selected.iter().position(|&r| r == region)
     }
 
@@ -508,6 +519,7 @@ impl<const K: usize, const D: usize> Location<K, D> {
         self.exit(id, FrameKind::Loop, t, self.calibration.exit)
     }
 
+    #[inline(always)]
     fn enter(
         &mut self,
         region: u32,

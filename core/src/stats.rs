@@ -262,14 +262,14 @@ impl<const R: usize, const C: usize, const L: usize> Profile<R, C, L> {
                 return;
             }
         }
-        self.record_exit_slow(e);
+        self.record_exit_slow(*e);
     }
 
     /// [`Profile::record_exit`] of a loop, or of a region whose record is
     /// not hinted.
     #[cold]
     #[inline(never)]
-    fn record_exit_slow(&mut self, e: &Exited) {
+    fn record_exit_slow(&mut self, e: Exited) {
         match e.kind {
             FrameKind::Region => {
                 // R12, 002 §6.3: one record per region per call site
@@ -282,12 +282,12 @@ impl<const R: usize, const C: usize, const L: usize> Profile<R, C, L> {
                     Some(i) => {
                         self.hints[hint] = hint_index(i);
                         if let Some((_, record)) = self.regions.get_index_mut(i) {
-                            record.add(e);
+                            record.add(&e);
                         }
                     }
                     None => {
                         let mut record = RegionRecord::ZERO;
-                        record.add(e);
+                        record.add(&e);
                         if self.regions.insert(key, record).is_err() {
                             self.overflow.regions = self.overflow.regions.saturating_add(1); // R12: overflow counted
                         } else {
@@ -298,10 +298,10 @@ impl<const R: usize, const C: usize, const L: usize> Profile<R, C, L> {
             }
             FrameKind::Loop => match self.loops.get_mut(&e.region) {
                 // R12, 002 §6.3: one LOOP record per loop
-                Some(record) => record.add(e),
+                Some(record) => record.add(&e),
                 None => {
                     let mut record = LoopRecord::ZERO;
-                    record.add(e);
+                    record.add(&e);
                     if self.loops.insert(e.region, record).is_err() {
                         self.overflow.loops = self.overflow.loops.saturating_add(1); // R12: overflow counted
                     }

@@ -79,9 +79,12 @@ pub(crate) fn exit_id<M: Mode>(id: u32) -> heisen_result {
 #[inline(always)]
 fn exit_known<M: Mode>(rt: &'static Runtime, id: u32) -> Outcome {
     let cost = rt.cost(M::actions(rt).exit);
-    with_current(|s| s.exit_costing(id, cost))
-        .ok_or(heisen_result::NotMeasured)?
-        .map_err(exit_error)
+    // The kernel's error is mapped inside, so that what comes back is one
+    // word (not a `KernelError` through memory) on every exit.
+    match with_current(|s| s.exit_costing(id, cost).map_err(exit_error)) {
+        Some(r) => r,
+        None => Err(heisen_result::NotMeasured),
+    }
 }
 
 /// Registers region `name` and writes its id to `*out_id`; the same name
