@@ -627,6 +627,27 @@ mod tests {
         (1..).filter(|&t| slot_of(t) == entry).take(n).collect()
     }
 
+    /// Events at the largest time, whose table entry means "empty", stay
+    /// in the heap and still pop in order, after all others.
+    #[test]
+    fn the_largest_time_pops_last_in_push_order() {
+        let mut steps = Vec::new();
+        for i in 0..40 {
+            steps.push(Step::Push(if i % 3 == 0 { 7 } else { u64::MAX }));
+            if i % 5 == 4 {
+                steps.push(Step::Pop);
+            }
+        }
+        same_as_a_binary_heap(&steps, false);
+        let mut q = EventQueue::new();
+        for seq in 0..5 {
+            q.push(Reverse((u64::MAX, seq, seq)));
+        }
+        let seqs: Vec<u64> = core::iter::from_fn(|| q.pop().map(|Reverse(e)| e.1)).collect();
+        assert_eq!(seqs, [0, 1, 2, 3, 4]);
+        assert!(q.buckets.is_empty(), "no bucket at the largest time");
+    }
+
     #[test]
     fn colliding_times_share_an_entry() {
         let times = colliding_times(3);

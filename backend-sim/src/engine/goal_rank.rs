@@ -39,15 +39,28 @@ impl Deps {
 
     /// Rank `r`'s roots, in file order (G1), as fresh operations.
     pub(super) fn roots(&mut self, g: &Graph, r: usize) {
-        let unmet = &self.unmet;
-        self.fresh
-            .extend(g.rank_ops(r).filter(|&op| unmet[op as usize] == 0));
+        for op in g.rank_ops(r) {
+            if self.unmet[op as usize] == 0 {
+                self.fresh.push(op);
+            }
+        }
     }
 
     /// Releases the operations waiting for `op`'s start (`start`) or
     /// completion, at `t`.
+    #[inline]
     fn release(&mut self, g: &Graph, op: u32, start: bool, t: u64) {
-        for &d in g.waiting_for(op, start) {
+        let waiting = g.waiting_for(op, start);
+        if waiting.is_empty() {
+            return;
+        }
+        self.release_all(waiting, t);
+    }
+
+    /// [`Self::release`] of a non-empty list of dependents.
+    #[inline(never)]
+    fn release_all(&mut self, waiting: &[u32], t: u64) {
+        for &d in waiting {
             let d = d as usize;
             if let Some(e) = self.earliest.get_mut(d) {
                 *e = (*e).max(t);
@@ -60,12 +73,14 @@ impl Deps {
     }
 
     /// `op` starts at `t`: its `irequires` dependents are released.
+    #[inline]
     pub(super) fn on_start(&mut self, g: &Graph, op: u32, t: u64) {
         self.started += 1;
         self.release(g, op, true, t);
     }
 
     /// `op` completes at `t`: its `requires` dependents are released.
+    #[inline]
     pub(super) fn on_done(&mut self, g: &Graph, op: u32, t: u64) {
         self.release(g, op, false, t);
     }

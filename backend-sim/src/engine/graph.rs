@@ -177,6 +177,7 @@ impl Graph {
     }
 
     /// The operations waiting for `op`'s completion (`start: false`) or start.
+    #[inline]
     pub fn waiting_for(&self, op: u32, start: bool) -> &[u32] {
         let i = 2 * op as usize + usize::from(start);
         &self.dependents[self.lists[i] as usize..self.lists[i + 1] as usize]

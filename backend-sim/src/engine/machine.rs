@@ -295,6 +295,33 @@ mod tests {
         }
     }
 
+    mod hosts {
+        use super::*;
+
+        /// Each rank's CPUs and each NIC's two sides are separate free
+        /// times, though a rank's sit side by side.
+        #[test]
+        fn every_cpu_and_nic_side_of_every_rank_is_its_own() {
+            let mut h = Hosts::new(3, 2, 2);
+            let cost = loggops(1);
+            h.on_send(1, 1, 1, 100, &cost).unwrap();
+            h.on_receive(1, 0, 0, 50, &loggops(10)).unwrap();
+            assert_eq!(h.on_compute(2, 1, 7, 3).unwrap(), 10);
+            // Rank 1: CPU 1 and NIC 1's send side from the send; CPU 0 and
+            // NIC 0's receive side from the arrival.
+            assert_eq!(h.cpu_free(1, 1), 1600);
+            assert_eq!(h.send_free(1, 1, 1), 1600);
+            assert_eq!(h.send_free(1, 0, 1), 1604, "CPU 0 after the arrival");
+            assert_eq!(h.receive_free(1, 1, 1), 1600, "NIC 1 receives freely");
+            assert_eq!(h.receive_free(1, 1, 0), 1600);
+            assert_eq!(h.cpu_free(1, 0), 1604);
+            assert_eq!((h.end(0), h.end(1), h.end(2)), (0, 1604, 10));
+            h.on_rendezvous_match(0, 1, 1, 900);
+            assert_eq!((h.cpu_free(0, 1), h.send_free(0, 0, 1)), (900, 900));
+            assert_eq!((h.cpu_free(0, 0), h.receive_free(0, 0, 1)), (0, 0));
+        }
+    }
+
     mod cpu {
         use super::*;
 

@@ -281,8 +281,25 @@ impl GoalQueues {
     }
 
     /// Takes the oldest entry of `rank`'s list `which` that matches `e`.
+    #[inline]
     fn take(&mut self, rank: usize, which: usize, e: &GoalEntry) -> Option<GoalEntry> {
-        let (mut prev, mut at) = (NIL, self.ends[rank][which]);
+        let head = self.ends[rank][which];
+        if head == NIL {
+            return None;
+        }
+        self.take_from(rank, which, head, e)
+    }
+
+    /// [`Self::take`] from a list whose first entry is `head`.
+    #[inline(never)]
+    fn take_from(
+        &mut self,
+        rank: usize,
+        which: usize,
+        head: u32,
+        e: &GoalEntry,
+    ) -> Option<GoalEntry> {
+        let (mut prev, mut at) = (NIL, head);
         while at != NIL {
             let (entry, next) = self.pool[at as usize];
             if entry.matches(e) {
@@ -304,6 +321,7 @@ impl GoalQueues {
     }
 
     /// Appends `e` to `rank`'s list `which`.
+    #[inline]
     fn push_back(&mut self, rank: usize, which: usize, e: GoalEntry) {
         let slot = if self.free == NIL {
             self.pool.push((e, NIL));
@@ -325,6 +343,7 @@ impl GoalQueues {
 
     /// A receive of `rank` is posted: it takes the oldest unexpected
     /// message it matches, or joins the posted list (`None`).
+    #[inline]
     pub(super) fn on_post(&mut self, rank: u32, receive: GoalEntry) -> Option<GoalEntry> {
         let r = rank as usize;
         let found = self.take(r, UNEXPECTED, &receive);
@@ -336,6 +355,7 @@ impl GoalQueues {
 
     /// A message to `rank` is handled: it takes the oldest posted receive
     /// it matches, or joins the unexpected list (`None`).
+    #[inline]
     pub(super) fn on_arrival(&mut self, rank: u32, message: GoalEntry) -> Option<GoalEntry> {
         let r = rank as usize;
         let found = self.take(r, POSTED, &message);
