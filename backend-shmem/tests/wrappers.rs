@@ -1,11 +1,15 @@
-//! The wrappers' merges, checked through the critical path (R7, R8): a
-//! thread that never enters region `held` can only have a share of it by
-//! merging a record released after another thread's `held` work. That
-//! holds whatever the scheduling (a merge takes over the longer path
-//! whether the thread waited or came late, R7), so these tests are
-//! deterministic on a busy machine.
+//! The wrappers' merges, checked through the critical path (R7, R8).
+//! Two facts hold whatever the scheduling, so these tests are
+//! deterministic on a busy machine: after a merge, a thread's `L` is at
+//! least the `L` the releasing thread had when it released (R7:
+//! `L' = max(L_local, L_j + l_j)`, `l_j >= 0`), and a thread that never
+//! enters region `held` has no share of it until it merges a record
+//! released after another thread's `held` work. Whether a merge *takes
+//! over* the other path (and its shares) depends on how long each thread
+//! ran, which a preempted thread changes, so that is never asserted.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::mpsc::channel;
 
 use heisen_shmem::{
@@ -45,23 +49,62 @@ fn held(slot: usize) -> i64 {
     [h, r][slot]
 }
 
+/// This thread's critical-path length `L` (R7).
+fn longest() -> i64 {
+    with_current(|s| s.snapshot().longest).expect("the thread is measured")
+}
+
+/// The `L` a thread had just before it released a record.
+#[derive(Clone, Default)]
+struct Mark(Arc<AtomicI64>);
+
+impl Mark {
+    /// Marks a release that follows work: that work is on the path.
+    fn set(&self) {
+        let now = longest();
+        assert!(now > 0, "the releaser's work adds to L");
+        self.0.store(now, Ordering::SeqCst);
+    }
+
+    /// Marks any release (a thread may have no work on its path yet).
+    fn set_any(&self) {
+        self.0.store(longest(), Ordering::SeqCst);
+    }
+
+    /// Whether this thread merged the marked release (R7).
+    fn check(&self, what: &str) -> Result<(), String> {
+        let (released, now) = (self.0.load(Ordering::SeqCst), longest());
+        match now >= released {
+            true => Ok(()),
+            false => Err(format!("{what}: L {now} < the release's {released}")),
+        }
+    }
+
+    /// Asserts that this thread merged the marked release (R7).
+    fn merged(&self, what: &str) {
+        self.check(what).unwrap();
+    }
+}
+
 #[test]
 fn mutex_acquire_merges_the_previous_release() {
     setup();
     let lock = Arc::new(Mutex::new(0u64));
     let (locked, wait_locked) = channel();
+    let mark = Mark::default();
     let a = {
-        let lock = lock.clone();
+        let (lock, mark) = (lock.clone(), mark.clone());
         std::thread::spawn(move || {
             let mut g = lock.lock().unwrap();
             locked.send(()).unwrap();
             *g += in_region("held", work);
+            mark.set(); // then `g` is released
         })
     };
     wait_locked.recv().unwrap();
     assert_eq!(held(0), 0);
     let _g = lock.lock().unwrap(); // hand-off from a's release
-    assert!(held(0) > 0, "the acquire took over the holder's path");
+    mark.merged("the acquire merged the holder's release");
     a.join().unwrap();
 }
 
@@ -71,11 +114,13 @@ fn mutex_try_lock_that_fails_merges_nothing() {
     let lock = Arc::new(Mutex::new(()));
     let (locked, wait_locked) = channel();
     let (tried, wait_tried) = channel();
+    let mark = Mark::default();
     let a = {
-        let lock = lock.clone();
+        let (lock, mark) = (lock.clone(), mark.clone());
         std::thread::spawn(move || {
             let _g = lock.lock().unwrap();
             in_region("held", work);
+            mark.set();
             locked.send(()).unwrap();
             wait_tried.recv().unwrap(); // still held while the other tries
         })
@@ -87,7 +132,7 @@ fn mutex_try_lock_that_fails_merges_nothing() {
     a.join().unwrap();
     // A successful try_lock after the release does merge it.
     let g = lock.try_lock().expect("free now");
-    assert!(held(0) > 0);
+    mark.merged("a successful try_lock merged the release");
     drop(g);
 }
 
@@ -95,36 +140,43 @@ fn mutex_try_lock_that_fails_merges_nothing() {
 fn rwlock_reader_merges_the_writer_and_writer_merges_the_readers() {
     setup();
     let lock = Arc::new(RwLock::new(0u64));
+    let (wrote, read) = (Mark::default(), Mark::default());
     let writer = {
-        let lock = lock.clone();
-        std::thread::spawn(move || *lock.write().unwrap() += in_region("held", work))
+        let (lock, wrote) = (lock.clone(), wrote.clone());
+        std::thread::spawn(move || {
+            let mut g = lock.write().unwrap();
+            *g += in_region("held", work);
+            wrote.set();
+        })
     };
     writer.join().unwrap();
     let reader = {
-        let lock = lock.clone();
+        let (lock, wrote, read) = (lock.clone(), wrote.clone(), read.clone());
         std::thread::spawn(move || {
             let g = lock.read().unwrap();
-            let from_writer = held(0);
+            wrote.merged("the reader merged the writer");
             in_region("read", || core::hint::black_box(*g + work()));
-            from_writer
+            read.set();
         })
     };
-    assert!(reader.join().unwrap() > 0, "the reader merged the writer");
+    reader.join().unwrap();
     assert_eq!(held(1), 0);
     let mut g = lock.write().unwrap(); // merges the reader's release
     *g += 1;
-    assert!(held(1) > 0, "the writer merged the reader's release");
+    read.merged("the writer merged the reader's release");
 }
 
 #[test]
 fn condvar_wait_merges_its_notifier_or_the_mutex() {
     setup();
     let pair = Arc::new((Mutex::new(false), Condvar::new()));
+    let mark = Mark::default();
     let notifier = {
-        let pair = pair.clone();
+        let (pair, mark) = (pair.clone(), mark.clone());
         std::thread::spawn(move || {
             let mut ready = pair.0.lock().unwrap();
             in_region("held", work);
+            mark.set();
             *ready = true;
             pair.1.notify_all();
         })
@@ -136,7 +188,7 @@ fn condvar_wait_merges_its_notifier_or_the_mutex() {
     drop(ready);
     // Woken: the notification; or never waited: the mutex hand-off. Both
     // were released after the notifier's `held` work.
-    assert!(held(0) > 0);
+    mark.merged("the wait merged the notifier or its unlock");
     notifier.join().unwrap();
 }
 
@@ -158,31 +210,42 @@ fn condvar_wait_that_times_out_merges_only_the_mutex() {
 fn barrier_exit_merges_every_arrival_episode_after_episode() {
     setup();
     let barrier = Arc::new(Barrier::new(2));
+    // One mark per episode and side: a fast thread's next arrival must not
+    // overwrite the mark the other thread still compares with.
+    let marks = || (0..40).map(|_| Mark::default()).collect::<Vec<_>>();
+    let (mine, theirs) = (marks(), marks());
     let other = {
-        let barrier = barrier.clone();
+        let (barrier, mine, theirs) = (barrier.clone(), mine.clone(), theirs.clone());
         std::thread::spawn(move || {
-            let mut leaders = 0;
+            let (mut leaders, mut first_error) = (0, None);
             for episode in 0..40 {
                 if episode % 2 == 0 {
                     in_region("held", || work() / 8);
                 }
+                theirs[episode].set_any();
                 leaders += usize::from(barrier.wait().is_leader());
+                // Checked after the loop: a panic here would leave the
+                // other thread at the barrier for ever.
+                let merged = mine[episode].check("the other thread's exit merged this arrival");
+                first_error = first_error.or(merged.err());
             }
-            (leaders, shares())
+            (leaders, first_error)
         })
     };
-    let mut leaders = 0;
+    let (mut leaders, mut first_error) = (0, None);
     for episode in 0..40 {
         if episode % 2 == 1 {
             in_region("read", || work() / 8);
         }
+        mine[episode].set_any();
         leaders += usize::from(barrier.wait().is_leader());
+        let merged = theirs[episode].check("this exit merged the other thread's arrival");
+        first_error = first_error.or(merged.err());
     }
-    let (other_leaders, other_shares) = other.join().unwrap();
+    let (other_leaders, other_error) = other.join().unwrap();
+    assert_eq!(first_error.or(other_error), None);
+    assert!(longest() > 0, "the episodes' work is on the path");
     assert_eq!(leaders + other_leaders, 40, "one leader per episode");
-    // Each side has a share of the region only the other one ran.
-    assert!(held(0) > 0, "{:?}", shares());
-    assert!(other_shares.1 > 0, "{other_shares:?}");
 }
 
 #[test]
@@ -190,11 +253,13 @@ fn queue_pop_merges_its_own_items_enqueue_not_the_lock_order() {
     setup();
     let queue = Arc::new(WorkQueue::new());
     let (pushed, wait_pushed) = channel();
+    let mark = Mark::default();
     let producer = {
-        let queue = queue.clone();
+        let (queue, mark) = (queue.clone(), mark.clone());
         std::thread::spawn(move || {
             queue.push("x"); // before the `held` work
             in_region("held", work);
+            mark.set();
             queue.push("y"); // after it
             pushed.send(()).unwrap();
         })
@@ -206,7 +271,7 @@ fn queue_pop_merges_its_own_items_enqueue_not_the_lock_order() {
     assert_eq!(queue.pop(), Some("x"));
     assert_eq!(held(0), 0, "x was enqueued before the held work");
     assert_eq!(queue.pop(), Some("y"));
-    assert!(held(0) > 0, "y was enqueued after it");
+    mark.merged("y was enqueued after the held work");
     queue.close();
     assert_eq!(queue.pop(), None);
     assert!(queue.is_empty());
@@ -216,40 +281,48 @@ fn queue_pop_merges_its_own_items_enqueue_not_the_lock_order() {
 fn a_blocked_pop_is_woken_by_a_push_and_merges_it() {
     setup();
     let queue = Arc::new(WorkQueue::new());
+    let mark = Mark::default();
     let consumer = {
-        let queue = queue.clone();
+        let (queue, mark) = (queue.clone(), mark.clone());
         std::thread::spawn(move || {
             let item = queue.pop();
-            (item, held(0))
+            mark.merged("the pop merged its push");
+            item
         })
     };
     in_region("held", work);
+    mark.set();
     queue.push(5);
-    let (item, share) = consumer.join().unwrap();
-    assert_eq!(item, Some(5));
-    assert!(share > 0);
+    assert_eq!(consumer.join().unwrap(), Some(5));
 }
+
+// A spawn and a join are checked through `L`, not through shares: a
+// merge takes over the longer path (R7), and whether the child's path is
+// the longer one depends on how long the spawner ran between the spawn
+// and the join (a thread creation preempted on a busy machine can take
+// longer than the child's work). `L` after a merge is at least the
+// merged record's, whatever the scheduling.
 
 #[test]
 fn spawn_start_merges_the_spawner_and_join_merges_the_end() {
     setup();
-    let main_before = shares();
-    assert_eq!(main_before, (0, 0));
-    // The spawner's `held` path reaches the child at its start.
-    let child = spawn(|| {
-        let at_start = held(0);
-        in_region("read", work);
-        at_start
-    });
-    // (the spawn above happened before any `held` work here)
-    let at_start = child.join().unwrap();
-    assert_eq!(at_start, 0);
-    assert!(held(1) > 0, "the join merged the child's end");
     in_region("held", work);
-    let child = spawn(|| held(0));
+    let spawner_before = longest();
+    let child = spawn(|| {
+        let at_start = longest();
+        in_region("read", work);
+        (at_start, longest())
+    });
+    let (child_at_start, child_at_end) = child.join().unwrap();
     assert!(
-        child.join().unwrap() > 0,
-        "the child's start merged the spawner"
+        child_at_start >= spawner_before,
+        "the child's start merged the spawner: {child_at_start} < {spawner_before}"
+    );
+    assert!(child_at_end > child_at_start, "the child's work adds to L");
+    let after_join = longest();
+    assert!(
+        after_join >= child_at_end,
+        "the join merged the child's end: {after_join} < {child_at_end}"
     );
 }
 
@@ -257,14 +330,24 @@ fn spawn_start_merges_the_spawner_and_join_merges_the_end() {
 fn scope_end_merges_the_threads_not_joined() {
     setup();
     std::thread::spawn(|| {
+        let not_joined = std::sync::atomic::AtomicI64::new(0);
         let mut total = 0;
         scope(|s| {
-            s.spawn(|| in_region("held", work));
+            s.spawn(|| {
+                in_region("held", work);
+                not_joined.store(longest(), std::sync::atomic::Ordering::Relaxed);
+            });
             let joined = s.spawn(|| 1);
             total += joined.join().unwrap();
         });
         assert_eq!(total, 1);
-        assert!(held(0) > 0, "the implicit join merged the child's end");
+        let child_at_end = not_joined.load(std::sync::atomic::Ordering::Relaxed);
+        assert!(child_at_end > 0, "the child's work adds to L");
+        let after_scope = longest();
+        assert!(
+            after_scope >= child_at_end,
+            "the implicit join merged the child's end: {after_scope} < {child_at_end}"
+        );
     })
     .join()
     .unwrap();
