@@ -106,6 +106,19 @@ pub fn with_stage<R>(side: Side, f: impl FnOnce(&mut [u8]) -> R) -> Option<R> {
         .flatten()
 }
 
+/// Runs `f` with both of the calling thread's staging buffers (send,
+/// receive), `None` when they are in use: for `MPI_Sendrecv`.
+pub fn with_both_stages<R>(f: impl FnOnce(&mut [u8], &mut [u8]) -> R) -> Option<R> {
+    STAGING
+        .try_with(|s| {
+            let mut s = s.try_borrow_mut().ok()?;
+            let [out, inb] = &mut *s;
+            Some(f(out, inb))
+        })
+        .ok()
+        .flatten()
+}
+
 /// A committed struct type `{LEN bytes @record, count × datatype @buf}`,
 /// absolute addresses, to be used with `MPI_BOTTOM` and count 1. The
 /// caller frees it ([`free`]) once the operation was started (MPI keeps a

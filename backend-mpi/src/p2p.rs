@@ -171,6 +171,38 @@ fn blocking_send(
         return unsafe { f(buf, count, datatype, dest, tag, comm) };
     };
     region::call(region, || {
+        // Small and contiguous: the record is encoded straight into the
+        // staging buffer, in front of the data (no copy of the record).
+        if let Some(bytes) = datatype::stageable(buf, count, datatype) {
+            let staged = datatype::with_stage(Side::Send, |stage| {
+                let (head, tail) = stage.split_at_mut(LEN);
+                let wire: &mut Wire = head.try_into().ok()?;
+                merge::release(m, wire);
+                if bytes > 0 {
+                    // SAFETY: a predefined datatype: `count` elements are
+                    // `bytes` contiguous bytes at `buf` (MPI-4.0 §3.2.2).
+                    let data = unsafe { core::slice::from_raw_parts(buf.cast::<u8>(), bytes) };
+                    tail[..bytes].copy_from_slice(data);
+                }
+                let begin = merge::now();
+                // SAFETY: the staging buffer holds LEN + bytes valid bytes.
+                let rc = unsafe {
+                    f(
+                        stage.as_ptr().cast(),
+                        (LEN + bytes) as c_int,
+                        sys::byte(),
+                        dest,
+                        tag,
+                        comm,
+                    )
+                };
+                merge::sent(region.id(), dest, bytes, begin);
+                Some(rc)
+            });
+            if let Some(Some(rc)) = staged {
+                return rc;
+            }
+        }
         datatype::with_record(Side::Send, |wire| {
             merge::release(m, wire);
             let begin = merge::now();
