@@ -166,8 +166,10 @@ fn ranks_of_a_node_read_one_clock_and_no_message_arrives_before_it_left() {
                 Some(clock == "tsc_node"),
                 "{name}: {c}"
             );
-            // one clock: nothing to apply between the two ranks
+            // one clock: nothing to apply between the two ranks, no error
             assert_eq!(c["offset_applied"], Value::Bool(false), "{name}: {c}");
+            assert_eq!(c["one_clock"], Value::Bool(true), "{name}: {c}");
+            assert_eq!(c["error_ns"].as_u64(), Some(0), "{name}: {c}");
             if clock == "tsc_node" {
                 // the switch was offset by the node's largest gap: no
                 // rank's clock was still ahead of the new one
