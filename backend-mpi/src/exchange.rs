@@ -77,6 +77,7 @@ pub unsafe extern "C" fn MPI_Sendrecv(
         ) && let Some(rc) = datatype::with_both_stages(|out, inb| {
             staged_sendrecv(
                 m,
+                &REGION_SENDRECV,
                 (out, out_bytes),
                 sendbuf,
                 dest,
@@ -138,6 +139,7 @@ pub unsafe extern "C" fn MPI_Sendrecv(
 #[allow(clippy::too_many_arguments)] // reason: MPI_Sendrecv's own arguments
 fn staged_sendrecv(
     m: &Mpi,
+    region: &'static Named,
     (out, out_bytes): (&mut [u8], usize),
     sendbuf: *const c_void,
     dest: c_int,
@@ -192,7 +194,7 @@ fn staged_sendrecv(
             }
         }
     }
-    merge_in(m, &REGION_SENDRECV, begin, &wire, rc, status, source);
+    merge_in(m, region, begin, &wire, rc, status, source);
     rc
 }
 
@@ -221,6 +223,29 @@ pub unsafe extern "C" fn MPI_Sendrecv_replace(
     };
     static REGION: Named = Named::new("MPI_Sendrecv_replace");
     region::call(&REGION, || {
+        // Small and contiguous: as MPI_Sendrecv through both staging
+        // buffers; the outgoing data is copied out of `buf` before the
+        // incoming data is copied into it, as the replace requires.
+        if let Some(bytes) = datatype::stageable(buf, count, datatype)
+            && let Some(rc) = datatype::with_both_stages(|out, inb| {
+                staged_sendrecv(
+                    m,
+                    &REGION,
+                    (out, bytes),
+                    buf,
+                    dest,
+                    sendtag,
+                    (inb, bytes),
+                    buf,
+                    source,
+                    recvtag,
+                    comm,
+                    st,
+                )
+            })
+        {
+            return rc;
+        }
         let mut wire = piggyback::blank();
         merge::release(m, &mut wire);
         let t = match datatype::joined(wire.as_ptr(), buf, count, datatype) {
