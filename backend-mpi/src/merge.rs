@@ -16,18 +16,22 @@ use crate::setup::{Mpi, guarded};
 /// Takes a send's record now (R3, charging `mpi_send`, R1) into `wire`;
 /// the empty record where the thread is not measured.
 #[inline]
-pub fn release(m: &Mpi, wire: &mut Wire) {
+/// Returns the release's clock read (where a blocking send's wait
+/// begins), `None` where the thread is not measured.
+pub fn release(m: &Mpi, wire: &mut Wire) -> Option<u64> {
     // packed where it was made: the 240-byte record is not moved out
     let packed = guarded(|| {
         with_current(|s| {
             let record = s.release_split(m.actions.send);
             piggyback::pack(&record, wire);
+            s.kernel().last_measured()
         })
     })
     .flatten();
     if packed.is_none() {
         *wire = *piggyback::empty();
     }
+    packed
 }
 
 /// Records a send's call (R12): bytes and the time it blocked.

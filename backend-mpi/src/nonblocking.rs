@@ -221,7 +221,9 @@ fn release_into(m: &Mpi, wire: *mut u8, how: Post) {
     // SAFETY: a reserved slot's record memory, not in flight.
     let wire = unsafe { &mut *wire.cast::<Wire>() };
     match how {
-        Post::Now => merge::release(m, wire),
+        Post::Now => {
+            merge::release(m, wire);
+        }
         Post::Persistent => *wire = *piggyback::empty(),
     }
 }

@@ -177,14 +177,13 @@ fn blocking_send(
             let staged = datatype::with_stage(Side::Send, |stage| {
                 let (head, tail) = stage.split_at_mut(LEN);
                 let wire: &mut Wire = head.try_into().ok()?;
-                merge::release(m, wire);
+                let begin = merge::release(m, wire);
                 if bytes > 0 {
                     // SAFETY: a predefined datatype: `count` elements are
                     // `bytes` contiguous bytes at `buf` (MPI-4.0 §3.2.2).
                     let data = unsafe { core::slice::from_raw_parts(buf.cast::<u8>(), bytes) };
                     tail[..bytes].copy_from_slice(data);
                 }
-                let begin = merge::now();
                 // SAFETY: the staging buffer holds LEN + bytes valid bytes.
                 let rc = unsafe {
                     f(
@@ -204,8 +203,7 @@ fn blocking_send(
             }
         }
         datatype::with_record(Side::Send, |wire| {
-            merge::release(m, wire);
-            let begin = merge::now();
+            let begin = merge::release(m, wire);
             let rc = send_joined(f, wire, buf, count, datatype, dest, tag, comm);
             merge::sent(region.id(), dest, payload_bytes(count, datatype), begin);
             rc
