@@ -16,12 +16,27 @@
  *
  *   pingpong <bytes> <median per round trip> <minimum>
  *   allreduce <ranks> <median per call> <minimum>
+ *   cpu_self_irecv_send_wait 8 <median CPU ns per iteration> <minimum>
+ *   cpu_self_sendrecv 8 <median CPU ns per call> <minimum>
+ *
+ * The last two are each rank's own CPU time (its thread's CPU clock) for
+ * an 8-byte MPI_Irecv + MPI_Send + MPI_Wait, and an 8-byte MPI_Sendrecv,
+ * both to itself on MPI_COMM_SELF: no peer to wait for, so the figure is
+ * what the calls cost (with the interposer: what its wrappers add), which
+ * other processes on a loaded machine stretch far less than wall time.
  */
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+static double cpu_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
 
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
@@ -92,6 +107,33 @@ int main(int argc, char **argv) {
         }
     }
     if (rank == 0) summary("allreduce", size, t, rounds);
+
+    /* each rank to itself: CPU time per 8-byte exchange */
+    char in8[8], out8[8];
+    memset(out8, 7, sizeof out8);
+    const int self_n = 20000;
+    for (int kind = 0; kind < 2; kind++) {
+        for (int round = -1; round < rounds; round++) {
+            double c0 = cpu_ns();
+            for (int i = 0; i < self_n; i++) {
+                if (kind == 0) {
+                    MPI_Request r;
+                    MPI_Irecv(in8, 8, MPI_BYTE, 0, 3, MPI_COMM_SELF, &r);
+                    MPI_Send(out8, 8, MPI_BYTE, 0, 3, MPI_COMM_SELF);
+                    MPI_Wait(&r, MPI_STATUS_IGNORE);
+                } else {
+                    MPI_Sendrecv(out8, 8, MPI_BYTE, 0, 4, in8, 8, MPI_BYTE, 0, 4, MPI_COMM_SELF,
+                                 MPI_STATUS_IGNORE);
+                }
+            }
+            if (round >= 0) t[round] = (cpu_ns() - c0) / self_n;
+        }
+        if (memcmp(in8, out8, 8) != 0) {
+            fprintf(stderr, "self exchange: wrong bytes\n");
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        if (rank == 0) summary(kind == 0 ? "cpu_self_irecv_send_wait" : "cpu_self_sendrecv", 8, t, rounds);
+    }
     free(t);
     free(buf);
     MPI_Finalize();

@@ -2,29 +2,44 @@
 //! 3; R5, 001 §3.2): R5 compares a sender's approximated release time with
 //! the receiver's clock, so the ranks' clocks must be comparable.
 //!
-//! - Ranks on one node share one clock when they read `CLOCK_MONOTONIC`,
-//!   which the interposer makes the runtime's clock unless
-//!   `HEISEN_CLOCK` says otherwise ([`runtime`]). The TSC clock is not
-//!   shared: each process scales the TSC by its own calibration, and
-//!   measured here two processes' TSC clocks were 14–840 µs apart at
-//!   start and drifted 80–190 ppm apart (2 ms over a 10 s run), against
-//!   0.2 µs and 0.3 ppm for `CLOCK_MONOTONIC` (within the ping-pong's
-//!   half round trip). Which ranks share a node is found with
-//!   `MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)`.
+//! - **One clock per node** ([`node_clock`]). Each process's own TSC clock
+//!   scales the TSC by its own calibration: measured here, two processes'
+//!   were 14–840 µs apart at start and drifted 80–190 ppm apart. So at
+//!   `MPI_Init` the node's first rank (`MPI_Comm_split_type
+//!   (MPI_COMM_TYPE_SHARED)`, rank 0 of it) calibrates the TSC against
+//!   `CLOCK_MONOTONIC` over at least [`NODE_SPAN_NS`] (from its clock's
+//!   start sample) and broadcasts one conversion (scale, TSC base, ns
+//!   base) to the node; every rank installs the same numbers
+//!   (`tsc_node`), so raw `rdtsc` values convert identically in every
+//!   process of the node: no offset, no drift within a node. The switch
+//!   never sends a clock back: every rank measures how far its clock is
+//!   ahead of the conversion, the node takes the largest, and the
+//!   conversion is offset by it (plus [`SWITCH_MARGIN_NS`]) before anyone
+//!   installs it; a rank whose clock was behind jumps forward by the
+//!   difference (reported as `jump_ns`). Where a rank cannot share the
+//!   TSC (not invariant, the kernel's clock source is not `tsc`, or
+//!   `HEISEN_CLOCK` chose another clock), no rank of its node switches.
+//!   `HEISEN_CLOCK=monotonic` keeps `CLOCK_MONOTONIC`, which a node's
+//!   processes share too (about 16 ns more per read); `HEISEN_CLOCK=tsc`
+//!   keeps each process's own TSC clock, aligned by offsets as if each
+//!   rank were on a node of its own.
 //! - At `MPI_Init`, every rank measures its clock's offset from rank 0's
 //!   with a few ping-pongs (the sample with the shortest round trip wins,
 //!   as OTF2 tools do; its half round trip bounds the error). When the
-//!   ranks do not share one clock (several nodes, or the TSC clock),
-//!   records are converted to rank 0's time base when sent and back to
-//!   the receiver's when received ([`to_common`], [`to_local`]); on one
-//!   node with `CLOCK_MONOTONIC` the offset is only measured and reported.
+//!   ranks do not share one clock (several nodes, or per-process TSC
+//!   clocks), records are converted to rank 0's time base when sent and
+//!   back to the receiver's when received ([`to_common`], [`to_local`]);
+//!   ranks of one node with a node clock take their node leader's offset,
+//!   so they stay one clock. On one node with a shared clock the offset is
+//!   only measured and reported.
 //! - At `MPI_Finalize` the offsets are measured again: the change is the
-//!   drift over the run. The report's `mpi.clock` object gives, per rank,
-//!   both offsets, the drift rate, and the residual alignment error
-//!   (`|drift over the run| + half the shortest round trip`): the error
-//!   bound every timestamped merge between ranks carries (R5's bounds).
-//!   Online merges cannot be redone at the end, so drift is reported, not
-//!   retroactively removed.
+//!   drift over the run, which only ranks on different nodes (or with
+//!   per-process clocks) can have. The report's `mpi.clock` object gives,
+//!   per rank, both offsets, the drift rate, and the residual alignment
+//!   error (`|drift over the run| + half the shortest round trip`): the
+//!   error bound every timestamped merge between ranks carries (R5's
+//!   bounds). Online merges cannot be redone at the end, so drift between
+//!   nodes is reported, not retroactively removed.
 //! - When the offsets cannot be measured (an MPI error), the rank falls
 //!   back to the delay-only form's record handling: it reports
 //!   `aligned: false` and applies no offset.
@@ -38,21 +53,26 @@ use core::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::Mutex;
 
 use heisen_core::piggyback::Flags;
-use heisen_shmem::clock::ClockKind;
+use heisen_shmem::clock::{ClockKind, Conversion, Sample};
 use heisen_shmem::runtime::Runtime;
 use heisen_shmem::{Config, Record};
 
 use crate::sys::{self, MPI_Comm};
 
-/// The process runtime, created with the `CLOCK_MONOTONIC` clock unless
-/// `HEISEN_CLOCK` chooses: that clock is the one processes of a node
-/// share (see above). A runtime made before (by heisen's C API, say)
-/// keeps its clock, and alignment then applies the measured offsets.
+/// The process runtime, created with the process's own TSC clock where
+/// the node can share one TSC conversion (installed at `MPI_Init`, see
+/// above; the same read, so the calibrated costs stay right), with
+/// `CLOCK_MONOTONIC` otherwise, unless `HEISEN_CLOCK` chooses. A runtime
+/// made before (by heisen's C API, say) keeps its clock until `MPI_Init`.
 pub fn runtime() -> &'static Runtime {
     if heisen_shmem::runtime::existing().is_none() {
         let mut config = Config::from_env();
-        if std::env::var_os("HEISEN_CLOCK").is_none() {
-            config.clock = Some(ClockKind::Monotonic);
+        if config.clock.is_none() {
+            config.clock = Some(if heisen_shmem::clock::tsc_shareable() {
+                ClockKind::NodeTsc
+            } else {
+                ClockKind::Monotonic
+            });
         }
         // another thread may have made it meanwhile: that one is used
         let _ = heisen_shmem::runtime::init_with(config);
@@ -76,6 +96,10 @@ pub struct Clock {
     pub one_node: bool,
     /// Ranks on this rank's node.
     pub node_ranks: c_int,
+    /// Every rank reads one clock by construction (one node, and the node's
+    /// TSC conversion or `CLOCK_MONOTONIC`): the measured offsets are a
+    /// check, not an error.
+    pub one_clock: bool,
     /// Offset to rank 0 at `MPI_Init`: rank 0's clock minus this rank's.
     pub offset_init: i64,
     /// Shortest round trip of those samples.
@@ -99,8 +123,15 @@ impl Clock {
     }
 
     /// The residual alignment error: how far apart two ranks' aligned
-    /// clocks may be at any time of the run (R5's bounds widen by it).
+    /// clocks may be at any time of the run (R5's bounds widen by it): 0
+    /// where every rank reads one clock (the same conversion of the same,
+    /// kernel-synchronised TSC, or the kernel's `CLOCK_MONOTONIC`), whose
+    /// measured offsets are then only the ping-pong's noise (under load
+    /// its round trips reach milliseconds).
     pub fn error_ns(&self) -> u64 {
+        if self.one_clock {
+            return 0;
+        }
         let half_rtt = self.rtt_init.max(self.rtt_final.unwrap_or(0)) / 2;
         let drift = self
             .offset_final
@@ -195,6 +226,130 @@ fn measure(comm: MPI_Comm, rank: c_int, size: c_int) -> Option<(i64, u64)> {
     best
 }
 
+/// Least span of the node leader's TSC calibration (from its clock's start
+/// sample to the one at `MPI_Init`): two samples of about 20 ns
+/// uncertainty each give the scale within about 2 ppm.
+pub const NODE_SPAN_NS: u64 = 20_000_000;
+
+/// Added to the node's largest clock gap before the switch: what a
+/// process clock scaled 200 ppm differently gains in the 5 ms between
+/// measuring the gap and installing the conversion.
+pub const SWITCH_MARGIN_NS: u64 = 1_000;
+
+/// What installing the node's TSC conversion did on this rank.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NodeClock {
+    /// The conversion is installed (`tsc_node`).
+    pub installed: bool,
+    /// The leader's calibration span (ns).
+    pub span_ns: u64,
+    /// How far this rank's clock was ahead of the leader's conversion
+    /// (negative: behind) when it measured.
+    pub gap_ns: i64,
+    /// The offset the node added to the conversion (its largest gap plus
+    /// the margin, at least 0).
+    pub shift_ns: u64,
+    /// How far this rank's clock jumped forward at the switch.
+    pub jump_ns: i64,
+    /// How far the old clock was still ahead at the switch (0 or less when
+    /// the margin held; each thread's clamp covers a positive excess).
+    pub excess_ns: i64,
+}
+
+/// The leader's calibration: its clock's start sample and one now, at
+/// least [`NODE_SPAN_NS`] apart (sleeping out the rest: every other rank
+/// of the node waits in the broadcast meanwhile). `[valid, base_raw,
+/// base_ns, scale, span]`.
+fn leader_conversion(rt: &Runtime) -> [u64; 5] {
+    let start = rt.clock().start_sample();
+    let elapsed = heisen_shmem::clock::monotonic_ns().saturating_sub(start.ns);
+    if elapsed < NODE_SPAN_NS {
+        std::thread::sleep(core::time::Duration::from_nanos(NODE_SPAN_NS - elapsed));
+    }
+    let now = Sample::take(64);
+    match Conversion::through(start, now) {
+        Some(c) => [1, c.base_raw, c.base_ns, c.scale, now.ns - start.ns],
+        None => [0; 5],
+    }
+}
+
+/// Installs one TSC conversion on every rank of the node (`node`, this
+/// rank's index `node_rank` in it); see the module's first point. `None`
+/// where the node keeps its clocks (a rank cannot share the TSC, or an MPI
+/// error); collective over `node` either way.
+fn node_clock(node: MPI_Comm, node_rank: c_int) -> Option<NodeClock> {
+    let rt = heisen_shmem::runtime();
+    let clock = rt.clock();
+    let wanted = matches!(rt.config().clock, None | Some(ClockKind::NodeTsc));
+    let mine: i32 = i32::from(wanted && clock.shareable());
+    let mut all: i32 = 0;
+    let ok = |rc: c_int| (rc == sys::success()).then_some(());
+    // SAFETY: one int each, on heisen's node communicator.
+    unsafe {
+        ok(sys::PMPI_Allreduce(
+            (&raw const mine).cast::<c_void>(),
+            (&raw mut all).cast::<c_void>(),
+            1,
+            sys::RSMPI_INT32_T,
+            sys::RSMPI_MIN,
+            node,
+        ))?;
+    }
+    if all == 0 {
+        return None;
+    }
+    let mut numbers = if node_rank == 0 {
+        leader_conversion(rt)
+    } else {
+        [0; 5]
+    };
+    // SAFETY: five u64 from the leader, on heisen's node communicator.
+    unsafe {
+        ok(sys::PMPI_Bcast(
+            numbers.as_mut_ptr().cast::<c_void>(),
+            5,
+            sys::RSMPI_UINT64_T,
+            0,
+            node,
+        ))?;
+    }
+    let [valid, base_raw, base_ns, scale, span_ns] = numbers;
+    if valid == 0 {
+        return None;
+    }
+    let mut conversion = Conversion {
+        base_raw,
+        base_ns,
+        scale,
+    };
+    let gap = clock.gap(&conversion);
+    let mut largest: i64 = 0;
+    // SAFETY: one i64 each, on heisen's node communicator.
+    unsafe {
+        ok(sys::PMPI_Allreduce(
+            (&raw const gap).cast::<c_void>(),
+            (&raw mut largest).cast::<c_void>(),
+            1,
+            sys::RSMPI_INT64_T,
+            sys::RSMPI_MAX,
+            node,
+        ))?;
+    }
+    let shift = largest.saturating_add(SWITCH_MARGIN_NS as i64).max(0) as u64;
+    conversion.base_ns += shift;
+    let excess = clock.switch_to(conversion)?;
+    Some(NodeClock {
+        installed: true,
+        span_ns,
+        gap_ns: gap,
+        shift_ns: shift,
+        jump_ns: shift as i64 - gap,
+        excess_ns: excess,
+    })
+}
+
+static NODE_CLOCK: Mutex<Option<NodeClock>> = Mutex::new(None);
+
 /// At `MPI_Init` (every rank, collectively): finds who shares a node and
 /// measures the offsets. Errors leave the rank unaligned, never failing
 /// the program's `MPI_Init`.
@@ -202,6 +357,7 @@ pub fn at_init(rank: c_int, size: c_int) {
     let mut comm = sys::comm_world();
     let mut node = sys::comm_world();
     let mut node_ranks: c_int = 0;
+    let mut node_rank: c_int = 0;
     let mut max_node: c_int = 0;
     // SAFETY: the MPI is initialised; each call writes its out-parameter.
     let ready = unsafe {
@@ -214,6 +370,7 @@ pub fn at_init(rank: c_int, size: c_int) {
                 &mut node,
             ) == sys::success()
             && sys::PMPI_Comm_size(node, &mut node_ranks) == sys::success()
+            && sys::PMPI_Comm_rank(node, &mut node_rank) == sys::success()
             && sys::PMPI_Allreduce(
                 (&raw const node_ranks).cast::<c_void>(),
                 (&raw mut max_node).cast::<c_void>(),
@@ -226,11 +383,19 @@ pub fn at_init(rank: c_int, size: c_int) {
     if !ready {
         return;
     }
+    let one_node = max_node == size;
+    // one TSC conversion for the node before anything is measured with it
+    let installed = node_clock(node, node_rank);
+    *NODE_CLOCK.lock().unwrap_or_else(|p| p.into_inner()) = installed;
+    let node_shared = installed.is_some();
+    let at_init = now();
+    let mut measured = measure(comm, rank, size);
+    if node_shared && !one_node {
+        // ranks of one node keep one clock: all take their leader's offset
+        measured = node_leaders(node, measured);
+    }
     // SAFETY: our own communicator, no longer needed.
     unsafe { sys::PMPI_Comm_free(&mut node) };
-    let one_node = max_node == size;
-    let at_init = now();
-    let measured = measure(comm, rank, size);
     let mut clock = Clock {
         aligned: measured.is_some(),
         one_node,
@@ -241,13 +406,35 @@ pub fn at_init(rank: c_int, size: c_int) {
     if let Some((offset, rtt)) = measured {
         clock.offset_init = offset;
         clock.rtt_init = rtt;
-        let shared = one_node && heisen_shmem::runtime().clock().kind() == ClockKind::Monotonic;
+        let kind = heisen_shmem::runtime().clock().kind();
+        let shared = one_node && matches!(kind, ClockKind::Monotonic | ClockKind::NodeTsc);
+        clock.one_clock = shared;
         if !shared {
             APPLY.store(true, Ordering::Relaxed);
             APPLIED.store(offset, Ordering::Relaxed);
         }
     }
     *STATE.lock().unwrap_or_else(|p| p.into_inner()) = Some((clock, comm));
+}
+
+/// The node leader's measured offset and round trip, for every rank of
+/// its node (`None` on every rank where the leader's measurement failed).
+fn node_leaders(node: MPI_Comm, mine: Option<(i64, u64)>) -> Option<(i64, u64)> {
+    let mut numbers: [i64; 3] = match mine {
+        Some((offset, rtt)) => [1, offset, rtt as i64],
+        None => [0; 3],
+    };
+    // SAFETY: three i64 from the node's first rank, on heisen's node communicator.
+    let rc = unsafe {
+        sys::PMPI_Bcast(
+            numbers.as_mut_ptr().cast::<c_void>(),
+            3,
+            sys::RSMPI_INT64_T,
+            0,
+            node,
+        )
+    };
+    (rc == sys::success() && numbers[0] == 1).then(|| (numbers[1], numbers[2] as u64))
 }
 
 /// At `MPI_Finalize` (every rank, collectively): measures the offsets
@@ -289,6 +476,7 @@ pub fn report_json() -> serde_json::Value {
             "one_node": c.one_node,
             "node_ranks": c.node_ranks,
             "clock": heisen_shmem::runtime().clock().kind().name(),
+            "one_clock": c.one_clock,
             "offset_applied": APPLY.load(Ordering::Relaxed),
             "offset_init_ns": c.offset_init,
             "rtt_init_ns": c.rtt_init,
@@ -296,6 +484,23 @@ pub fn report_json() -> serde_json::Value {
             "rtt_final_ns": c.rtt_final,
             "drift_ppm": c.drift_ppm(),
             "error_ns": c.error_ns(),
+            "node_clock": node_clock_json(),
+        }),
+    }
+}
+
+/// The report's `node_clock` object: what installing the node's TSC
+/// conversion did on this rank (`installed: false` where it did not).
+fn node_clock_json() -> serde_json::Value {
+    match *NODE_CLOCK.lock().unwrap_or_else(|p| p.into_inner()) {
+        None => serde_json::json!({"installed": false}),
+        Some(n) => serde_json::json!({
+            "installed": n.installed,
+            "span_ns": n.span_ns,
+            "gap_ns": n.gap_ns,
+            "shift_ns": n.shift_ns,
+            "jump_ns": n.jump_ns,
+            "excess_ns": n.excess_ns,
         }),
     }
 }

@@ -74,6 +74,34 @@ pub fn stageable(buf: *const c_void, count: c_int, datatype: MPI_Datatype) -> Op
     if count < 0 {
         return None;
     }
+    let size = named_size(datatype)?;
+    let bytes = (count as usize).checked_mul(size)?;
+    (bytes <= STAGE && (bytes == 0 || !buf.is_null())).then_some(bytes)
+}
+
+std::thread_local! {
+    /// The last few predefined (named) datatypes this thread asked
+    /// [`named_size`] about, with their sizes. Only named types are kept:
+    /// their handles are the MPI's constants, never freed or reused for
+    /// another type, so an entry never goes stale.
+    static NAMED: core::cell::Cell<[Option<(MPI_Datatype, usize)>; 4]> =
+        const { core::cell::Cell::new([None; 4]) };
+}
+
+/// The size of a predefined (named) datatype, `None` for a derived one:
+/// two MPI queries the first time a thread meets the type, a lookup in
+/// [`NAMED`] afterwards.
+#[inline]
+fn named_size(datatype: MPI_Datatype) -> Option<usize> {
+    let cached = NAMED.try_with(core::cell::Cell::get).ok();
+    if let Some(&(_, size)) = cached
+        .iter()
+        .flatten()
+        .flatten()
+        .find(|(t, _)| *t == datatype)
+    {
+        return Some(size);
+    }
     let (mut ints, mut addrs, mut types, mut combiner) = (0, 0, 0, 0);
     // SAFETY: envelope queries write only the four out-parameters; an
     // invalid datatype returns an error (the struct path then reports it
@@ -90,8 +118,14 @@ pub fn stageable(buf: *const c_void, count: c_int, datatype: MPI_Datatype) -> Op
     if unsafe { sys::PMPI_Type_size(datatype, &mut size) } != sys::success() || size < 0 {
         return None;
     }
-    let bytes = (count as usize).checked_mul(size as usize)?;
-    (bytes <= STAGE && (bytes == 0 || !buf.is_null())).then_some(bytes)
+    let size = size as usize;
+    if let Some(mut entries) = cached {
+        // newest first; the oldest falls out
+        entries.rotate_right(1);
+        entries[0] = Some((datatype, size));
+        let _ = NAMED.try_with(|c| c.set(entries));
+    }
+    Some(size)
 }
 
 /// Runs `f` with the calling thread's staging buffer of `side`, `None`
@@ -101,6 +135,19 @@ pub fn with_stage<R>(side: Side, f: impl FnOnce(&mut [u8]) -> R) -> Option<R> {
         .try_with(|s| {
             let mut s = s.try_borrow_mut().ok()?;
             Some(f(&mut s[side as usize]))
+        })
+        .ok()
+        .flatten()
+}
+
+/// Runs `f` with both of the calling thread's staging buffers (send,
+/// receive), `None` when they are in use: for `MPI_Sendrecv`.
+pub fn with_both_stages<R>(f: impl FnOnce(&mut [u8], &mut [u8]) -> R) -> Option<R> {
+    STAGING
+        .try_with(|s| {
+            let mut s = s.try_borrow_mut().ok()?;
+            let [out, inb] = &mut *s;
+            Some(f(out, inb))
         })
         .ok()
         .flatten()

@@ -16,12 +16,22 @@ use crate::setup::{Mpi, guarded};
 /// Takes a send's record now (R3, charging `mpi_send`, R1) into `wire`;
 /// the empty record where the thread is not measured.
 #[inline]
-pub fn release(m: &Mpi, wire: &mut Wire) {
-    let record = guarded(|| with_current(|s| s.release_split(m.actions.send))).flatten();
-    match record {
-        Some(r) => piggyback::pack(&r, wire),
-        None => *wire = *piggyback::empty(),
+/// Returns the release's clock read (where a blocking send's wait
+/// begins), `None` where the thread is not measured.
+pub fn release(m: &Mpi, wire: &mut Wire) -> Option<u64> {
+    // packed where it was made: the 240-byte record is not moved out
+    let packed = guarded(|| {
+        with_current(|s| {
+            let record = s.release_split(m.actions.send);
+            piggyback::pack(&record, wire);
+            s.kernel().last_measured()
+        })
+    })
+    .flatten();
+    if packed.is_none() {
+        *wire = *piggyback::empty();
     }
+    packed
 }
 
 /// Records a send's call (R12): bytes and the time it blocked.
@@ -93,17 +103,15 @@ pub fn received(m: &Mpi, begin: u64, messages: &[Received]) {
 }
 
 fn merge_on(s: &mut heisen_shmem::ThreadState, m: &Mpi, begin: u64, messages: &[Received]) {
-    // No allocation for the usual one to four messages of a completion.
-    let records: SmallVec<[Record; 4]> = messages
+    // No allocation for the usual one to four messages of a completion,
+    // and no copy of their records (a record is 240 bytes with K = 8).
+    let deps: SmallVec<[Dependency<'_, { heisen_shmem::SELECTED }>; 4]> = messages
         .iter()
-        .map(|r| r.record.unwrap_or(Record::EMPTY))
-        .collect();
-    let deps: SmallVec<[Dependency<'_, { heisen_shmem::SELECTED }>; 4]> = records
-        .iter()
-        .map(|r| Dependency::message(r, 0, 0))
+        .map(|r| Dependency::message(r.record.as_ref().unwrap_or(&Record::EMPTY), 0, 0))
         .collect();
     let merged = s.end(begin, &deps, m.actions.recv);
-    let end = s.now();
+    // the merge's end clock read (no second read)
+    let end = s.kernel().last_measured();
     for (j, (msg, dep)) in messages.iter().zip(&deps).enumerate() {
         let decided = merged.determined_by == Some(j) || (messages.len() == 1);
         let transfer = dep.transfer(begin, end);

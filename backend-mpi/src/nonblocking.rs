@@ -153,9 +153,10 @@ fn posted_send(
         return unsafe { f(buf, count, datatype, dest, tag, comm, request) };
     };
     region::call(region, || {
-        let bytes = crate::p2p::payload_bytes(count, datatype);
+        let small = datatype::stageable(buf, count, datatype);
+        let bytes = small.unwrap_or_else(|| crate::p2p::payload_bytes(count, datatype));
         if how == Post::Now
-            && let Some(n) = datatype::stageable(buf, count, datatype)
+            && let Some(n) = small
         {
             let fill = |stage: &mut [u8]| {
                 let (record, data) = stage.split_at_mut(LEN);
@@ -220,7 +221,9 @@ fn release_into(m: &Mpi, wire: *mut u8, how: Post) {
     // SAFETY: a reserved slot's record memory, not in flight.
     let wire = unsafe { &mut *wire.cast::<Wire>() };
     match how {
-        Post::Now => merge::release(m, wire),
+        Post::Now => {
+            merge::release(m, wire);
+        }
         Post::Persistent => *wire = *piggyback::empty(),
     }
 }

@@ -20,10 +20,17 @@ pub const fn blank() -> Wire {
 /// Encodes `record` into `out`.
 #[inline]
 pub fn pack(record: &Record, out: &mut Wire) {
-    // across nodes, records travel in rank 0's time base (R5, `align`)
-    let mut record = *record;
-    crate::align::to_common(&mut record);
-    let record = &record;
+    // across nodes, records travel in rank 0's time base (R5, `align`);
+    // a copy only then
+    let shifted;
+    let record = if crate::align::applied_offset() == 0 {
+        record
+    } else {
+        let mut r = *record;
+        crate::align::to_common(&mut r);
+        shifted = r;
+        &shifted
+    };
     // The buffer is exactly a record long and K fits the encoding, so
     // encoding cannot fail; an error would leave the empty-record bytes.
     if record.encode(out).is_err() {

@@ -75,7 +75,7 @@ fn ensure_slow() -> Option<&'static Mpi> {
     if initialized == 0 || finalized != 0 {
         return None;
     }
-    // CLOCK_MONOTONIC by default: the clock a node's processes share (R5)
+    // the TSC by default, one conversion per node from MPI_Init (R5, `align`)
     let rt = crate::align::runtime();
     if rt.config().disabled {
         return None;

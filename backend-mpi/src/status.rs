@@ -48,6 +48,18 @@ pub fn fix(status: *mut MPI_Status) -> Option<usize> {
     Some(payload)
 }
 
+/// Sets the status's count to `payload` bytes (the record excluded), for a
+/// caller that already knows the message's length ([`fix`] without the
+/// count query).
+#[inline]
+pub fn set_payload(status: *mut MPI_Status, payload: usize) {
+    // SAFETY: `status` is a status the MPI wrote; the count fits an int
+    // (it came from one).
+    unsafe {
+        sys::PMPI_Status_set_elements(status, sys::byte(), payload as c_int);
+    }
+}
+
 /// Whether the request a status completed was cancelled.
 #[inline]
 pub fn cancelled(status: *const MPI_Status) -> bool {

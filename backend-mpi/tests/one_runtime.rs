@@ -10,7 +10,7 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
-use common::{library, require, run, scratch};
+use common::{library, require, run, scratch, tsc_shareable};
 use serde_json::Value;
 
 fn report(dir: &Path, rank: u32) -> Value {
@@ -37,18 +37,17 @@ fn region_names(r: &Value) -> Vec<String> {
         .collect()
 }
 
-#[test]
-fn c_regions_and_mpi_share_one_runtime_and_delay_crosses_ranks() {
+/// `tests/c/<name>.c` built with mpicc against `libheisen.so`, in `dir`.
+fn with_libheisen(dir: &Path, name: &str) -> std::path::PathBuf {
     require("mpicc");
-    let dir = scratch("one-runtime");
     let deps = library().parent().expect("deps").to_path_buf();
     assert!(deps.join("libheisen.so").exists(), "libheisen.so not built");
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let exe = dir.join("regions");
+    let exe = dir.join(name);
     let out = Command::new("mpicc")
         .args(["-O1", "-o"])
         .arg(&exe)
-        .arg(manifest.join("tests/c/regions.c"))
+        .arg(manifest.join(format!("tests/c/{name}.c")))
         .arg(format!("-I{}", manifest.join("../ffi/include").display()))
         .arg(format!("-L{}", deps.display()))
         .arg(format!("-Wl,-rpath,{}", deps.display()))
@@ -60,6 +59,13 @@ fn c_regions_and_mpi_share_one_runtime_and_delay_crosses_ranks() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    exe
+}
+
+#[test]
+fn c_regions_and_mpi_share_one_runtime_and_delay_crosses_ranks() {
+    let dir = scratch("one-runtime");
+    let exe = with_libheisen(&dir, "regions");
     let (plain, measured) = (dir.join("plain"), dir.join("measured"));
     for d in [&plain, &measured] {
         std::fs::create_dir_all(d).expect("directory");
@@ -104,4 +110,78 @@ fn c_regions_and_mpi_share_one_runtime_and_delay_crosses_ranks() {
         d1 * 10 >= d0 * 8,
         "rank 1's delay {d1} ns against rank 0's {d0} ns"
     );
+}
+
+#[test]
+fn ranks_of_a_node_read_one_clock_and_no_message_arrives_before_it_left() {
+    let dir = scratch("clock-sync");
+    let exe = with_libheisen(&dir, "clocksync");
+    let expected = if tsc_shareable() {
+        "tsc_node"
+    } else {
+        "clock_monotonic"
+    };
+    // the default (one TSC conversion per node where it can be) and the
+    // monotonic clock, which a node's processes share too
+    for (name, vars, clock) in [
+        ("default", vec![], expected),
+        (
+            "monotonic",
+            vec![("HEISEN_CLOCK", "monotonic")],
+            "clock_monotonic",
+        ),
+    ] {
+        let out_dir = dir.join(name);
+        std::fs::create_dir_all(&out_dir).expect("directory");
+        let with = common::run_with(&exe, 2, Some(&library()), &out_dir, &out_dir, &[], &vars);
+        assert!(
+            with.status.success(),
+            "{}",
+            String::from_utf8_lossy(&with.stderr)
+        );
+        for r in 0..2 {
+            let line = std::fs::read_to_string(out_dir.join(format!("r{r}.txt"))).expect("output");
+            let f: Vec<&str> = line.split_whitespace().collect();
+            // "r<r> went_back B negative N least_ns L"
+            assert_eq!(
+                f[2], "0",
+                "{name}: rank {r}'s clock went back at MPI_Init: {line}"
+            );
+            assert_eq!(
+                f[4], "0",
+                "{name}: rank {r} received messages before they were sent: {line}"
+            );
+            let least: i64 = f[6].parse().expect("least_ns");
+            assert!(least >= 0, "{name}: {line}");
+            let report = report(&out_dir, r);
+            let c = &report["mpi"]["clock"];
+            assert_eq!(c["clock"].as_str(), Some(clock), "{name}: {c}");
+            assert_eq!(
+                report["header"]["clock"].as_str(),
+                Some(clock),
+                "{name}: the header"
+            );
+            assert_eq!(
+                c["node_clock"]["installed"].as_bool(),
+                Some(clock == "tsc_node"),
+                "{name}: {c}"
+            );
+            // one clock: nothing to apply between the two ranks, no error
+            assert_eq!(c["offset_applied"], Value::Bool(false), "{name}: {c}");
+            assert_eq!(c["one_clock"], Value::Bool(true), "{name}: {c}");
+            assert_eq!(c["error_ns"].as_u64(), Some(0), "{name}: {c}");
+            if clock == "tsc_node" {
+                // the switch was offset by the node's largest gap: no
+                // rank's clock was still ahead of the new one
+                assert!(
+                    c["node_clock"]["excess_ns"].as_i64().expect("excess") <= 0,
+                    "{c}"
+                );
+                assert!(
+                    c["node_clock"]["span_ns"].as_u64().expect("span") >= 20_000_000,
+                    "{c}"
+                );
+            }
+        }
+    }
 }

@@ -5,7 +5,7 @@
 //! | `HEISEN_REGIONS` | comma-separated region names whose critical-path shares and nets are kept (R7), at most [`crate::SELECTED`] | the first regions the process enters |
 //! | `HEISEN_OUTPUT` | directory the report is written to at exit | the current directory |
 //! | `HEISEN_FORM` | `timestamped` (R5) or `delay-only` (R4) | `timestamped` |
-//! | `HEISEN_CLOCK` | `tsc` or `monotonic` | `tsc` where the TSC is invariant |
+//! | `HEISEN_CLOCK` | `tsc`, `tsc-node` (one TSC conversion per node, installed by the MPI interposer) or `monotonic` | `tsc` where the TSC is invariant (`tsc-node` under MPI) |
 //! | `HEISEN_MONITOR` | `1`: publish live snapshots for `heisen monitor` (R10) | off |
 //! | `HEISEN_SUMMARY` | `1`: print a one-screen summary to stderr at exit | off |
 //! | `HEISEN_DISABLE` | `1`: measure nothing, write nothing | off |
@@ -103,8 +103,9 @@ impl Config {
                 "" => {}
                 "tsc" => c.clock = Some(ClockKind::Tsc),
                 "monotonic" => c.clock = Some(ClockKind::Monotonic),
+                "tsc-node" | "tsc_node" => c.clock = Some(ClockKind::NodeTsc),
                 other => c.problems.push(format!(
-                    "HEISEN_CLOCK={other} is neither `tsc` nor `monotonic`; choosing by the CPU"
+                    "HEISEN_CLOCK={other} is none of `tsc`, `tsc-node`, `monotonic`; choosing by the CPU"
                 )),
             }
         }

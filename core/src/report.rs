@@ -135,7 +135,7 @@ pub struct RunHeader<const K: usize> {
     /// The selected regions, in share index order: entry `k` is the region
     /// whose share is `inclusive[k]`, `exclusive[k]`, `net[k]` (R7).
     pub selected: Vec<RegionName, K>,
-    /// The clock every time in the file was read from (`tsc`,
+    /// The clock every time in the file was read from (`tsc`, `tsc_node`,
     /// `clock_monotonic`, `simulated`); absent in files of older writers.
     #[cfg_attr(feature = "serde", serde(default))]
     pub clock: Option<String<ACTION_LEN>>,

@@ -98,3 +98,17 @@ pub(crate) fn run_with(
         .output()
         .expect("mpiexec runs")
 }
+
+/// Whether this machine's processes can share one TSC conversion: the CPU's
+/// TSC is invariant (Linux's `constant_tsc` and `nonstop_tsc`) and the
+/// kernel keeps its own clock on it (clock source `tsc`).
+pub(crate) fn tsc_shareable() -> bool {
+    let flags = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let source =
+        std::fs::read_to_string("/sys/devices/system/clocksource/clocksource0/current_clocksource")
+            .unwrap_or_default();
+    cfg!(target_arch = "x86_64")
+        && flags.split_whitespace().any(|f| f == "constant_tsc")
+        && flags.split_whitespace().any(|f| f == "nonstop_tsc")
+        && source.trim() == "tsc"
+}
