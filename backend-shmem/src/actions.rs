@@ -25,6 +25,9 @@ use crate::{Barrier, Condvar, Mutex, Record, RwLock, WorkQueue};
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Actions {
     pub(crate) mutex_acquire: ActionId,
+    /// An acquire that merges another thread's release (R1: its record's
+    /// cache lines come from the other core).
+    pub(crate) mutex_acquire_crossed: ActionId,
     pub(crate) mutex_try_acquire: ActionId,
     pub(crate) mutex_release: ActionId,
     pub(crate) rwlock_read: ActionId,
@@ -44,6 +47,7 @@ impl Actions {
     fn register(rt: &Runtime) -> Actions {
         Actions {
             mutex_acquire: rt.action("mutex_acquire"),
+            mutex_acquire_crossed: rt.action("mutex_acquire_crossed"),
             mutex_try_acquire: rt.action("mutex_try_acquire"),
             mutex_release: rt.action("mutex_release"),
             rwlock_read: rt.action("rwlock_read"),
@@ -69,6 +73,11 @@ std::thread_local! {
     /// Set on the thread that calibrates, whose wrapper calls then use the
     /// ids before the costs are known.
     static CALIBRATING: Cell<bool> = const { Cell::new(false) };
+    /// What the costs timed in this calibration are multiplied by to be
+    /// costs at the runtime's reference speed (R1 tracked,
+    /// `calibrate::to_reference`): the wrappers calibrate on first use,
+    /// possibly on another core and at another speed than the runtime did.
+    static TO_REFERENCE: Cell<f64> = const { Cell::new(1.0) };
 }
 
 /// The wrappers' actions, registered and calibrated on first use.
@@ -154,6 +163,110 @@ fn scratch<R>(rt: &'static Runtime, f: impl FnOnce() -> R) -> R {
     })
 }
 
+/// Hand-offs per batch of [`crossed_pair`] (each a round trip between
+/// two threads).
+const CROSSED_ITERATIONS: usize = 400;
+
+/// Batches of [`crossed_pair`], alternating heisen's mutex and std's.
+const CROSSED_BATCHES: usize = 5;
+
+/// What heisen's lock+unlock pair costs more than std's when the lock
+/// comes from another thread on another core, in ns: two threads take
+/// turns, each taking and releasing the lock once a turn, so every
+/// acquire merges the other thread's release and reads the record it left
+/// in the lock (R8), whose cache lines the other core wrote — what a
+/// calibration loop on one core never pays. This thread times each of its
+/// turns (the wrappers' whole paths); the median of each batch, heisen's
+/// against std's, and the median over batches; with std's own crossed
+/// pair (the median of its batches). Should the difference come out at
+/// nothing (the peer never ran beside it), the uncontended pair,
+/// `fallback`.
+fn crossed_pair(rt: &'static Runtime, fallback: f64) -> (f64, f64) {
+    use core::sync::atomic::AtomicU32;
+    let region = rt.selected()[0];
+    let ours = Mutex::new(0u64);
+    let plain = std::sync::Mutex::new(0u64);
+    // 0: this thread's turn, 1: the peer's, 2: stop.
+    let turn = AtomicU32::new(0);
+    let wait_for = |me: u32| {
+        let mut spins = 0u32;
+        loop {
+            let t = turn.load(Ordering::Acquire);
+            if t == me || t == 2 {
+                return t;
+            }
+            spins += 1;
+            if spins.is_multiple_of(64) {
+                std::thread::yield_now();
+            } else {
+                core::hint::spin_loop();
+            }
+        }
+    };
+    let take = |heisen: bool| {
+        if heisen {
+            *ours.lock().unwrap_or_else(|p| p.into_inner()) += 1;
+        } else {
+            *plain.lock().unwrap_or_else(|p| p.into_inner()) += 1;
+        }
+    };
+    let mut diffs = [0.0f64; CROSSED_BATCHES];
+    let mut plains = [0.0f64; CROSSED_BATCHES];
+    // The peer takes heisen's lock or std's as this thread says.
+    let heisen_turns = AtomicBool::new(true);
+    std::thread::scope(|scope| {
+        let (wait_for, take, turn, heisen_turns) = (&wait_for, &take, &turn, &heisen_turns);
+        let peer = scope.spawn(move || {
+            // Its wrapper calls use the ids before the costs are known, as
+            // this thread's do (a first use would wait for this very
+            // calibration to end).
+            CALIBRATING.with(|c| c.set(true));
+            thread::calibrating_as(rt, thread::SCRATCH_PEER, || {
+                let open = region != crate::runtime::NO_REGION
+                    && with_current(|s| s.enter(region, 0)).is_some();
+                while wait_for(1) == 1 {
+                    take(heisen_turns.load(Ordering::Relaxed));
+                    turn.store(0, Ordering::Release);
+                }
+                if open {
+                    let _ = with_current(|s| s.exit(region));
+                }
+            })
+        });
+        scratch(rt, || {
+            let mut times = [0u64; CROSSED_ITERATIONS];
+            let mut batch = |heisen: bool| {
+                heisen_turns.store(heisen, Ordering::Relaxed);
+                for t in &mut times {
+                    wait_for(0);
+                    let t0 = rt.now();
+                    take(heisen);
+                    *t = rt.now().saturating_sub(t0);
+                    turn.store(1, Ordering::Release);
+                }
+                wait_for(0);
+                times.sort_unstable();
+                times[CROSSED_ITERATIONS / 2] as f64
+            };
+            for (d, p) in diffs.iter_mut().zip(&mut plains) {
+                *p = batch(false);
+                *d = batch(true) - *p;
+            }
+        });
+        turn.store(2, Ordering::Release);
+        let _ = peer.join();
+    });
+    diffs.sort_by(f64::total_cmp);
+    plains.sort_by(f64::total_cmp);
+    let crossed = diffs[CROSSED_BATCHES / 2];
+    let plain = plains[CROSSED_BATCHES / 2];
+    if crossed.is_finite() && crossed > 0.0 {
+        (crossed, plain)
+    } else {
+        (fallback, plain)
+    }
+}
+
 /// The cost of the thread-local lookup before a wrapper's clock read: the
 /// part of every wrapper action that falls before its read (R1).
 fn lookup(rt: &'static Runtime) -> f64 {
@@ -170,18 +283,21 @@ fn lookup(rt: &'static Runtime) -> f64 {
     })
 }
 
-/// A cost whose part `before` (in ns) falls before its clock read.
+/// A cost whose part `before` (in ns) falls before its clock read, at the
+/// runtime's reference speed.
 fn split(whole: f64, before: f64) -> Cost {
-    let whole = ns(whole);
+    let f = TO_REFERENCE.with(Cell::get);
+    let whole = ns(whole * f);
     Cost {
         whole,
-        inside: whole.saturating_sub(ns(before)),
+        inside: whole.saturating_sub(ns(before * f)),
     }
 }
 
-/// A cost charged entirely after its one clock read (`merge_now`).
+/// A cost charged entirely after its one clock read (`merge_now`), at the
+/// runtime's reference speed.
 fn after(whole: f64) -> Cost {
-    let whole = ns(whole);
+    let whole = ns(whole * TO_REFERENCE.with(Cell::get));
     Cost {
         whole,
         inside: whole,
@@ -190,6 +306,7 @@ fn after(whole: f64) -> Cost {
 
 /// Calibrates every wrapper action against the std operation it wraps.
 fn calibrate_wrappers(rt: &'static Runtime, a: &Actions) {
+    TO_REFERENCE.with(|f| f.set(calibrate::to_reference(rt)));
     let before = lookup(rt);
     let release = |id: ActionId| {
         scratch(rt, || {
@@ -227,7 +344,32 @@ fn calibrate_wrappers(rt: &'static Runtime, a: &Actions) {
     });
     rt.set_cost(a.mutex_release, split(mutex_release, before));
     rt.set_cost(a.mutex_acquire, split(mutex_pair - mutex_release, before));
+    // R5: std's own acquire, half of its lock+unlock pair, is work inside
+    // the acquire's begin and end reads, not a wait (`ThreadState::end`).
+    let std_pair = {
+        let std = std::sync::Mutex::new(0u64);
+        calibrate::per_call(rt, || *std.lock().unwrap_or_else(|p| p.into_inner()) += 1)
+    };
+    rt.set_own_time(a.mutex_acquire, ns(std_pair / 2.0));
+
     rt.set_cost(a.mutex_try_acquire, after(mutex_try - mutex_release));
+    // The hand-off between two threads on two cores (R1, R8): what the
+    // acquire costs when the release it merges was another thread's.
+    // (Each timed turn is an acquire and a release, on both sides.) Its
+    // plain operation is std's acquire of a lock another core released:
+    // the uninstrumented program pays that line's move too (R5).
+    let (crossed, std_crossed) = crossed_pair(rt, mutex_pair);
+    rt.set_cost(
+        a.mutex_acquire_crossed,
+        split(crossed - mutex_release, before),
+    );
+    // Its plain operation: std's crossed turn less its unlock (half the
+    // uncontended pair), at least the uncontended acquire.
+    let std_half = rt.own_time(a.mutex_acquire) as f64;
+    rt.set_own_time(
+        a.mutex_acquire_crossed,
+        ns((std_crossed - std_half).max(std_half)),
+    );
     // RwLock: read and write pairs; a reader's release also keeps its
     // record for the next writer.
     let read_release = scratch(rt, || {
@@ -262,6 +404,17 @@ fn calibrate_wrappers(rt: &'static Runtime, a: &Actions) {
     rt.set_cost(a.rwlock_read, split(read_pair - read_release, before));
     rt.set_cost(a.rwlock_write_release, split(write_release, before));
     rt.set_cost(a.rwlock_write, split(write_pair - write_release, before));
+    let (std_read, std_write) = {
+        let std = std::sync::RwLock::new(0u64);
+        (
+            calibrate::per_call(rt, || {
+                black_box(*std.read().unwrap_or_else(|p| p.into_inner()));
+            }),
+            calibrate::per_call(rt, || *std.write().unwrap_or_else(|p| p.into_inner()) += 1),
+        )
+    };
+    rt.set_own_time(a.rwlock_read, ns(std_read / 2.0));
+    rt.set_own_time(a.rwlock_write, ns(std_write / 2.0));
     calibrate_waits(rt, a, before, mutex_release);
 }
 
@@ -336,6 +489,17 @@ fn calibrate_queue_and_threads(rt: &'static Runtime, a: &Actions, before: f64) {
     });
     rt.set_cost(a.queue_push, split(push, before));
     rt.set_cost(a.queue_pop, split(pair - push, before));
+    // R5: the plain pop (the deque under its lock), half of a push+pop.
+    let std_pair = {
+        let std = std::sync::Mutex::new(std::collections::VecDeque::new());
+        calibrate::per_call(rt, || {
+            std.lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push_back(1u64);
+            black_box(std.lock().unwrap_or_else(|p| p.into_inner()).pop_front());
+        })
+    };
+    rt.set_own_time(a.queue_pop, ns(std_pair / 2.0));
     // Threads: the spawn's release and the join's merge, without the
     // thread creation itself (the std operation both versions pay).
     let spawn = scratch(rt, || {

@@ -73,7 +73,14 @@ impl<T: ?Sized> Mutex<T> {
             unsafe {
                 self.slot.with(|record| {
                     with_current(|s| {
-                        s.end(begin, &[acquire_dependency(s, record)], a.mutex_acquire)
+                        // R1: a release of another thread is read from the
+                        // other core's cache: the crossed hand-off's cost.
+                        let action = if crossed(s, record) {
+                            a.mutex_acquire_crossed
+                        } else {
+                            a.mutex_acquire
+                        };
+                        s.end(begin, &[acquire_dependency(s, record)], action)
                     })
                 });
             }
@@ -245,6 +252,13 @@ static PATHLESS: crate::Record = crate::Record {
     approximated: i64::MIN / 4,
     ..crate::Record::EMPTY
 };
+
+/// Whether `record` is another measured thread's release (R1: the
+/// acquire that merges it is charged the crossed hand-off's cost).
+#[inline]
+pub(crate) fn crossed(s: &crate::ThreadState, record: &crate::Record) -> bool {
+    record.flags.contains(heisen_core::Flags::DELAY) && record.location != s.kernel().id()
+}
 
 /// What an acquire merges for the release in `record`. When the thread
 /// takes back a lock it released itself (the uncontended case), its own

@@ -67,6 +67,8 @@ struct Action {
     name: OnceLock<String>,
     whole: AtomicU64,
     inside: AtomicU64,
+    /// The plain operation's own time inside the action's wait (R5).
+    own: AtomicU64,
 }
 
 /// The registry of thread states (fixed capacity).
@@ -194,6 +196,9 @@ pub struct Runtime {
     notes: Mutex<Vec<String>>,
     /// How each region path's costs were calibrated (R1 in situ).
     pairs: Mutex<Vec<crate::report::PairCalibration>>,
+    /// The speed probe's time when the costs were calibrated (R1 tracked,
+    /// `calibrate::probe`), ns per batch; 0 until measured.
+    probe_reference: AtomicU64,
     shared: AtomicBool,
     /// Whether the report's summary goes to stderr (`HEISEN_SUMMARY`,
     /// turned off by a backend where another process prints it).
@@ -398,6 +403,7 @@ impl Runtime {
                 name: OnceLock::new(),
                 whole: AtomicU64::new(0),
                 inside: AtomicU64::new(0),
+                own: AtomicU64::new(0),
             })),
             action_count: AtomicUsize::new(0),
             action_lock: Mutex::new(()),
@@ -411,6 +417,7 @@ impl Runtime {
             finished: AtomicBool::new(false),
             notes: Mutex::new(problems),
             pairs: Mutex::new(Vec::new()),
+            probe_reference: AtomicU64::new(0),
             shared: AtomicBool::new(false),
             summary: AtomicBool::new(config.summary),
             monitor,
@@ -657,6 +664,36 @@ impl Runtime {
                 (name, self.cost(ActionId(i as u8)))
             })
             .collect()
+    }
+
+    /// The time the plain operation a merge action wraps (std's or libc's
+    /// lock acquire, a deque's pop) takes between the action's begin and
+    /// end reads when it does not wait, ns (R5: that is the program's own
+    /// work, not a wait; see `ThreadState::end`).
+    #[inline]
+    pub fn own_time(&self, action: ActionId) -> u64 {
+        self.actions[usize::from(action.0)]
+            .own
+            .load(Ordering::Relaxed)
+    }
+
+    /// Sets [`Runtime::own_time`] of `action` (calibration).
+    pub fn set_own_time(&self, action: ActionId, ns: u64) {
+        self.actions[usize::from(action.0)]
+            .own
+            .store(ns, Ordering::Relaxed);
+    }
+
+    /// The speed probe's time when the costs were calibrated (R1 tracked,
+    /// `calibrate::probe`), ns per batch; 0 until measured.
+    #[inline]
+    pub fn probe_reference(&self) -> u64 {
+        self.probe_reference.load(Ordering::Relaxed)
+    }
+
+    /// Sets the speed probe's reference (the runtime's calibration does).
+    pub fn set_probe_reference(&self, probe: u64) {
+        self.probe_reference.store(probe, Ordering::Relaxed);
     }
 
     /// The kernel's calibration: enter and exit, and the generic release

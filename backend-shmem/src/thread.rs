@@ -15,6 +15,7 @@ use heisen_core::stats::Communicated;
 use heisen_core::wildcard::{Match, ReorderDetector};
 use heisen_core::{Cost, Dependency, Exchange, KernelError, Merged, Snapshot};
 
+use crate::calibrate;
 use crate::current;
 use crate::monitor::{self, Slot};
 use crate::runtime::{ActionId, Runtime, runtime};
@@ -76,8 +77,25 @@ pub struct ThreadState {
     /// This thread's slot in the live monitor's table (R10).
     monitor: Option<Slot>,
     /// Measured time from which a region enter or exit publishes again;
-    /// `u64::MAX` without a monitor, so the check is one compare either way.
+    /// `u64::MAX` without a monitor.
     publish_at: u64,
+    /// Measured time of the next sampling window (R1 tracked,
+    /// `calibrate::Sampler`); `u64::MAX` when not tracking or during one.
+    probe_at: u64,
+    /// The earlier of `publish_at` and `probe_at`: the hot paths compare
+    /// their clock read with it alone.
+    slow_at: u64,
+    /// What this thread's costs are scaled by, in `calibrate::SCALE_ONE`
+    /// units (R1 tracked): what its region pairs cost it against their
+    /// calibrated cost.
+    scale: u64,
+    /// The in-situ sampler of what a pair costs this program now.
+    sampler: calibrate::Sampler,
+    /// The sampler's block filled: it ends at the next enter's clock read.
+    block_full: bool,
+    /// Regions entered, and not yet exited, without instrumentation in a
+    /// sampling window's plain block.
+    skipped: u32,
 }
 
 impl ThreadState {
@@ -87,6 +105,14 @@ impl ThreadState {
             .form(rt.config().form)
             .calibration(calibration);
         let monitor = rt.monitor().and_then(|m| m.slot(index));
+        let publish_at = if monitor.is_some() { 0 } else { u64::MAX };
+        // Calibration's scratch states (SCRATCH, SCRATCH_PEER) never sample: a
+        // window inside a calibration loop would change what it times.
+        let probe_at = if rt.config().tracked && index < SCRATCH_PEER {
+            start
+        } else {
+            u64::MAX
+        };
         ThreadState {
             rt,
             kernel: Kernel::new(config, start),
@@ -99,7 +125,13 @@ impl ThreadState {
             end_record: None,
             errors: KernelErrors::default(),
             epoch,
-            publish_at: if monitor.is_some() { 0 } else { u64::MAX },
+            publish_at,
+            probe_at,
+            slow_at: publish_at.min(probe_at),
+            scale: calibrate::SCALE_ONE,
+            sampler: calibrate::Sampler::new(),
+            block_full: false,
+            skipped: 0,
             monitor,
         }
     }
@@ -124,12 +156,15 @@ impl ThreadState {
     /// Enters region `region` from call site `site` (R1, R2, R7).
     #[inline]
     pub fn enter(&mut self, region: u32, site: u32) {
+        if self.sampler.active() && self.skip_enter() {
+            return;
+        }
         let t = self.now();
         if let Err(e) = self.kernel.on_enter(region, site, t) {
             self.errors.count(e);
         }
-        if t >= self.publish_at {
-            self.publish();
+        if t >= self.slow_at {
+            self.periodic(t, true);
         }
     }
 
@@ -138,9 +173,16 @@ impl ThreadState {
     /// hook; R1).
     #[inline]
     pub fn enter_costing(&mut self, region: u32, site: u32, cost: Cost) {
+        if self.sampler.active() && self.skip_enter() {
+            return;
+        }
         let t = self.now();
+        let cost = calibrate::scaled_cost(cost, self.scale);
         if let Err(e) = self.kernel.on_enter_costing(region, site, t, cost) {
             self.errors.count(e);
+        }
+        if t >= self.slow_at {
+            self.periodic(t, true);
         }
     }
 
@@ -148,8 +190,13 @@ impl ThreadState {
     /// (R1); otherwise as [`ThreadState::exit`].
     #[inline]
     pub fn exit_costing(&mut self, region: u32, cost: Cost) -> Result<(), KernelError> {
+        if self.skipped > 0 {
+            self.skipped -= 1; // its enter was skipped (R1 tracked)
+            return Ok(());
+        }
         let t = self.now();
-        match self.kernel.on_exit_costing(region, t, cost) {
+        let cost = calibrate::scaled_cost(cost, self.scale);
+        let result = match self.kernel.on_exit_costing(region, t, cost) {
             Ok(Some(exited)) => {
                 self.stats.record_exit(&exited);
                 Ok(())
@@ -159,13 +206,21 @@ impl ThreadState {
                 self.errors.count(e);
                 Err(e)
             }
+        };
+        if t >= self.slow_at {
+            self.periodic(t, false);
         }
+        result
     }
 
     /// Exits region `region` and records its times (R2, R12). An exit of a
     /// region that is not the innermost open one is refused and counted.
     #[inline]
     pub fn exit(&mut self, region: u32) -> Result<(), KernelError> {
+        if self.skipped > 0 {
+            self.skipped -= 1; // its enter was skipped (R1 tracked)
+            return Ok(());
+        }
         let t = self.now();
         let result = match self.kernel.on_exit(region, t) {
             Ok(Some(exited)) => {
@@ -178,8 +233,8 @@ impl ThreadState {
                 Err(e)
             }
         };
-        if t >= self.publish_at {
-            self.publish();
+        if t >= self.slow_at {
+            self.periodic(t, false);
         }
         result
     }
@@ -190,7 +245,7 @@ impl ThreadState {
     pub fn release(&mut self, action: ActionId) -> Record {
         self.refresh();
         let t = self.now();
-        let cost = self.rt.cost(action).whole;
+        let cost = self.cost(action).whole;
         self.release_costing(t, cost)
     }
 
@@ -204,10 +259,14 @@ impl ThreadState {
             // through one more copy on every release, monitor or not.
             self.publish_release(t);
         }
-        self.kernel.on_release_costing(t, cost).unwrap_or_else(|e| {
+        let record = self.kernel.on_release_costing(t, cost).unwrap_or_else(|e| {
             self.errors.count(e);
             Record::EMPTY
-        })
+        });
+        if t >= self.slow_at {
+            self.periodic(t, false);
+        }
+        record
     }
 
     /// The record a release now would carry, without releasing (R6 entry
@@ -237,7 +296,7 @@ impl ThreadState {
         deps: &[Dependency<'_, SELECTED>],
         action: ActionId,
     ) -> Merged {
-        let cost = self.rt.cost(action).whole;
+        let cost = self.cost(action).whole;
         self.merge_costing(begin, end, deps, cost)
     }
 
@@ -255,7 +314,7 @@ impl ThreadState {
     /// that falls before its begin clock read (R1) and returns the read.
     #[inline]
     pub fn begin(&mut self, action: ActionId) -> u64 {
-        self.kernel.on_overhead(self.rt.cost(action).outside());
+        self.kernel.on_overhead(self.cost(action).outside());
         self.now()
     }
 
@@ -270,7 +329,14 @@ impl ThreadState {
         action: ActionId,
     ) -> Merged {
         let end = self.now();
-        let cost = self.rt.cost(action).inside;
+        let cost = self.cost(action).inside;
+        // R5 (001 eq. 5-11): the merge waited from `begin` to `end` less the
+        // plain operation's own time (the lock's acquire, the deque's pop),
+        // which the uninstrumented program spends as well. Counted as a
+        // wait, an acquire that found its release long done would have it
+        // absorbed (`a(e) = b - x`), and every uncontended lock would take
+        // its std acquire off the program's compensated time.
+        let begin = begin.saturating_add(self.rt.own_time(action)).min(end);
         self.merge_costing(begin, end, deps, cost)
     }
 
@@ -279,7 +345,7 @@ impl ThreadState {
     #[inline]
     pub fn merge_now(&mut self, deps: &[Dependency<'_, SELECTED>], action: ActionId) -> Merged {
         let t = self.now();
-        let cost = self.rt.cost(action).whole;
+        let cost = self.cost(action).whole;
         self.merge_costing(t, t, deps, cost)
     }
 
@@ -288,7 +354,7 @@ impl ThreadState {
     #[inline]
     pub fn release_split(&mut self, action: ActionId) -> Record {
         self.refresh();
-        let cost = self.rt.cost(action);
+        let cost = self.cost(action);
         self.kernel.on_overhead(cost.outside());
         let t = self.now();
         self.release_costing(t, cost.inside)
@@ -299,7 +365,7 @@ impl ThreadState {
     /// read with the entry record every participant combines (R6).
     #[inline]
     pub fn arrive(&mut self, action: ActionId) -> (u64, Record) {
-        self.kernel.on_overhead(self.rt.cost(action).outside());
+        self.kernel.on_overhead(self.cost(action).outside());
         let t = self.now();
         (t, self.kernel.peek(t))
     }
@@ -311,7 +377,7 @@ impl ThreadState {
     #[inline]
     pub fn leave(&mut self, begin: u64, exchange: &Exchange<SELECTED>, action: ActionId) -> Merged {
         let end = self.now();
-        let cost = self.rt.cost(action).inside;
+        let cost = self.cost(action).inside;
         self.collective_costing(begin, end, exchange, cost)
     }
 
@@ -334,6 +400,9 @@ impl ThreadState {
                 unmerged(begin, end)
             });
         self.publish_if_monitored();
+        if end >= self.slow_at {
+            self.periodic(end, false);
+        }
         merged
     }
 
@@ -346,7 +415,7 @@ impl ThreadState {
         exchange: &Exchange<SELECTED>,
         action: ActionId,
     ) -> Merged {
-        let cost = self.rt.cost(action).whole;
+        let cost = self.cost(action).whole;
         self.collective_costing(begin, end, exchange, cost)
     }
 
@@ -369,6 +438,9 @@ impl ThreadState {
                 unmerged(begin, end)
             });
         self.publish_if_monitored();
+        if end >= self.slow_at {
+            self.periodic(end, false);
+        }
         merged
     }
 
@@ -416,9 +488,93 @@ impl ThreadState {
         let epoch = self.rt.calibration_epoch();
         if epoch != self.epoch {
             let (calibration, epoch) = self.rt.calibration_with_epoch();
-            self.kernel.set_calibration(calibration);
+            self.kernel
+                .set_calibration(calibrate::scaled_calibration(calibration, self.scale));
             self.epoch = epoch;
         }
+    }
+
+    /// `action`'s calibrated cost at this thread's current speed (R1
+    /// tracked, `calibrate::Sampler`).
+    #[inline]
+    fn cost(&self, action: ActionId) -> Cost {
+        calibrate::scaled_cost(self.rt.cost(action), self.scale)
+    }
+
+    /// The slow path of an event whose clock read `t` reached `slow_at`
+    /// (`entering`: a region enter): publish to the monitor, open an
+    /// in-situ sampling window at an enter, whichever is due.
+    #[cold]
+    #[inline(never)]
+    fn periodic(&mut self, t: u64, entering: bool) {
+        if t >= self.publish_at && self.monitor.is_some() {
+            self.publish();
+        }
+        if entering && t >= self.probe_at && !self.sampler.active() {
+            self.sampler.start(self.rt.now());
+            self.block_full = false;
+            self.probe_at = u64::MAX; // set again when the window closes
+        }
+        self.slow_at = self.publish_at.min(self.probe_at);
+    }
+
+    /// An enter inside a sampling window (R1 tracked,
+    /// `calibrate::Sampler`): ends the block that filled (at a clock read
+    /// of its own, taken in both kinds of block alike) unless a skipped
+    /// region is still open, counts the enter, and says whether to skip
+    /// it (a plain block: no clock read, no kernel, no statistics; its
+    /// exit is skipped too).
+    #[inline(always)]
+    fn skip_enter(&mut self) -> bool {
+        if self.block_full && self.skipped == 0 {
+            self.block_full = false;
+            if self.block_end() {
+                return false;
+            }
+        }
+        self.block_full |= self.sampler.count();
+        if self.sampler.instrumenting() {
+            false
+        } else {
+            self.skipped += 1;
+            true
+        }
+    }
+
+    /// A block ended now; true when the window closed with it.
+    #[cold]
+    #[inline(never)]
+    fn block_end(&mut self) -> bool {
+        let t = self.rt.now();
+        let closed = self.sampler.block_end(t);
+        if closed {
+            self.window_closed(t);
+        }
+        closed
+    }
+
+    /// A sampling window closed: every cost this thread charges from now
+    /// on is scaled by what a region pair costs the program against the
+    /// pair's calibrated cost (R1 tracked).
+    fn window_closed(&mut self, t: u64) {
+        let rt = self.rt;
+        let reference = rt.calibration();
+        let pair = reference.enter.whole + reference.exit.whole;
+        if let Some(e) = self.sampler.estimate() {
+            let added = (e.max(0.0) * calibrate::SCALE_ONE as f64).round() as u64;
+            if let Some(scale) = calibrate::scale_between(pair * calibrate::SCALE_ONE, added) {
+                self.scale = scale;
+                self.kernel
+                    .set_calibration(calibrate::scaled_calibration(reference, scale));
+            }
+        }
+        self.probe_at = t.saturating_add(calibrate::PROBE_INTERVAL);
+        self.slow_at = self.publish_at.min(self.probe_at);
+    }
+
+    /// This thread's current cost scale, in `calibrate::SCALE_ONE` units.
+    pub fn cost_scale(&self) -> u64 {
+        self.scale
     }
 
     /// The thread ends now: its final release, for a join (R8).
@@ -449,6 +605,7 @@ impl ThreadState {
             let path = self.kernel.snapshot();
             slot.publish(time, self.end.is_some(), &path);
             self.publish_at = time.saturating_add(monitor::INTERVAL);
+            self.slow_at = self.publish_at.min(self.probe_at);
         }
     }
 
@@ -466,6 +623,7 @@ impl ThreadState {
                 slot.publish(t, self.end.is_some(), &path);
             }
             self.publish_at = t.saturating_add(monitor::INTERVAL);
+            self.slow_at = self.publish_at.min(self.probe_at);
         }
     }
 }
@@ -802,13 +960,27 @@ fn current_tid() -> i32 {
 /// (R1) without leaving a location behind. Backends calibrate their own
 /// actions (a C call, a compiler hook, a wrapper) this way.
 pub fn calibrating<R>(rt: &'static Runtime, f: impl FnOnce() -> R) -> R {
+    calibrating_as(rt, SCRATCH, f)
+}
+
+/// The registry index of calibration's scratch states.
+pub const SCRATCH: u32 = u32::MAX;
+
+/// The index of a second thread's scratch state in a two-thread
+/// calibration (`calibrating_as`): another location, so that the hand-offs
+/// between the two are merges of another thread's records.
+pub const SCRATCH_PEER: u32 = u32::MAX - 1;
+
+/// As [`calibrating`], with a scratch state of registry index `index`
+/// ([`SCRATCH`] or [`SCRATCH_PEER`]).
+pub fn calibrating_as<R>(rt: &'static Runtime, index: u32, f: impl FnOnce() -> R) -> R {
     struct Restore(*const Thread);
     impl Drop for Restore {
         fn drop(&mut self) {
             current::set(self.0);
         }
     }
-    let scratch = Box::new(Thread::new(rt, u32::MAX, rt.now()));
+    let scratch = Box::new(Thread::new(rt, index, rt.now()));
     let previous = current::get();
     current::set(&*scratch);
     let restore = Restore(previous);

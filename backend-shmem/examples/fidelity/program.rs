@@ -51,6 +51,45 @@ pub(crate) struct Timing {
     /// For main only: its compensated and local-only elapsed, measured
     /// in-process from its own kernel.
     pub(crate) main: Option<(i64, i64)>,
+    /// The thread's CPU time, ns (steadier than wall time on a shared
+    /// machine).
+    pub(crate) cpu: u64,
+    /// The instrumentation overhead heisen charged the thread, ns.
+    pub(crate) overhead: u64,
+    /// What the thread did: its instrumented actions by kind.
+    pub(crate) counts: Counts,
+}
+
+/// One thread's instrumented actions by kind.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Counts {
+    /// `cell` regions (an enter+exit pair each).
+    pub(crate) cells: u64,
+    /// Other regions (`compute`, `task`).
+    pub(crate) regions: u64,
+    /// Lock/unlock pairs of the thread's own mutex.
+    pub(crate) own: u64,
+    /// Lock/unlock pairs of the shared mutex.
+    pub(crate) shared: u64,
+    /// Barrier waits.
+    pub(crate) barriers: u64,
+    /// Queue pushes.
+    pub(crate) pushes: u64,
+    /// Queue pops (the last one of each phase finds the queue closed).
+    pub(crate) pops: u64,
+}
+
+/// The calling thread's CPU time, ns.
+pub(crate) fn thread_cpu() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a valid timespec to write into.
+    #[allow(unsafe_code)] // reason: the clock has no safe binding in std
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    assert_eq!(rc, 0, "CLOCK_THREAD_CPUTIME_ID");
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 /// The program's size.
@@ -88,9 +127,10 @@ struct Shared<K: Kit> {
     queues: Vec<K::Queue>,
 }
 
-fn worker<K: Kit>(w: usize, shape: Shape, shared: &Shared<K>) -> u64 {
+fn worker<K: Kit>(w: usize, shape: Shape, shared: &Shared<K>) -> (u64, Counts) {
     let own = &K::lock(0);
     let mut acc = w as u64 + 1;
+    let mut n = Counts::default();
     for p in 0..shape.phases {
         // Imbalance: each phase a different thread has the most to do.
         let cells = shape.cells * (1 + ((w + p) % shape.threads) as u64);
@@ -99,12 +139,16 @@ fn worker<K: Kit>(w: usize, shape: Shape, shared: &Shared<K>) -> u64 {
                 acc = K::region("cell", || cell(acc));
                 if c % shape.own_every == 0 {
                     K::add(own, acc & 1); // this thread's lock: uncontended
+                    n.own += 1;
                 }
                 if c % shape.shared_every == 0 {
                     K::add(&shared.lock, acc & 1); // the shared accumulator
+                    n.shared += 1;
                 }
             }
         });
+        n.cells += cells;
+        n.regions += 1;
         K::wait(&shared.barrier);
         let queue = &shared.queues[p];
         if w == 0 {
@@ -112,18 +156,24 @@ fn worker<K: Kit>(w: usize, shape: Shape, shared: &Shared<K>) -> u64 {
                 K::push(queue, t);
             }
             K::close(queue);
+            n.pushes += shape.tasks;
         }
         while let Some(t) = K::pop(queue) {
-            let n = 8 + (t * 7_919) % 24;
+            let steps = 8 + (t * 7_919) % 24;
             K::region("task", || {
-                for _ in 0..n {
+                for _ in 0..steps {
                     acc = K::region("cell", || cell(acc));
                 }
             });
+            n.pops += 1;
+            n.regions += 1;
+            n.cells += steps;
         }
+        n.pops += 1;
+        n.barriers += 2;
         K::wait(&shared.barrier);
     }
-    acc
+    (acc, n)
 }
 
 /// Runs the program once: main's timing first, then each worker's.
@@ -140,12 +190,16 @@ pub(crate) fn run<K: Kit>(shape: Shape) -> Vec<Timing> {
             let shared = shared.clone();
             let spawned = Instant::now();
             K::spawn(move || {
-                let acc = worker(w, shape, &shared);
+                let (acc, counts) = worker(w, shape, &shared);
                 core::hint::black_box(acc);
+                let clock = K::clock();
                 Timing {
                     wall: spawned.elapsed().as_nanos() as u64,
-                    location: K::clock().map(|c| c.0),
+                    location: clock.map(|c| c.0),
                     main: None,
+                    cpu: thread_cpu(),
+                    overhead: clock.map_or(0, |c| c.3),
+                    counts,
                 }
             })
         })
@@ -163,6 +217,9 @@ pub(crate) fn run<K: Kit>(shape: Shape) -> Vec<Timing> {
         wall,
         location: before.map(|c| c.0),
         main,
+        cpu: 0,
+        overhead: 0,
+        counts: Counts::default(),
     }];
     out.extend(workers);
     out
@@ -318,27 +375,43 @@ pub(crate) fn compensated(timings: &[Timing]) -> Vec<(u64, i64, i64)> {
 }
 
 /// Medians per thread over alternating runs of both versions:
-/// `(uninstrumented, instrumented, compensated, local-only)` in ns.
+/// `(uninstrumented, instrumented, compensated, local-only)` in ns. With
+/// `FIDELITY_DETAIL` set, also prints per worker the medians of thread CPU
+/// time (plain, instrumented), the overhead charged, its actions by kind
+/// and the calibrated cost of each action.
 pub(crate) fn measure(shape: Shape, runs: usize) -> Vec<[f64; 4]> {
     let mut plain: Vec<Vec<f64>> = vec![Vec::new(); shape.threads + 1];
     let mut heisen: Vec<Vec<[f64; 3]>> = vec![Vec::new(); shape.threads + 1];
+    // Per worker: plain CPU, instrumented CPU, charged overhead.
+    let mut cpu: Vec<Vec<[f64; 3]>> = vec![Vec::new(); shape.threads + 1];
+    let mut counts = vec![Counts::default(); shape.threads + 1];
     // A warm-up of each version, not counted: the first use of heisen's
     // wrappers calibrates them (charged, but a pause all the same).
     run::<Plain>(shape);
     run::<Heisen>(shape);
     for _ in 0..runs {
-        for (i, t) in run::<Plain>(shape).iter().enumerate() {
+        let p = run::<Plain>(shape);
+        for (i, t) in p.iter().enumerate() {
             plain[i].push(t.wall as f64);
         }
         let timings = run::<Heisen>(shape);
         for (i, (wall, comp, local)) in compensated(&timings).into_iter().enumerate() {
             heisen[i].push([wall as f64, comp as f64, local as f64]);
+            cpu[i].push([
+                p[i].cpu as f64,
+                timings[i].cpu as f64,
+                timings[i].overhead as f64,
+            ]);
+            counts[i] = timings[i].counts;
         }
     }
     let median = |mut v: Vec<f64>| {
         v.sort_by(f64::total_cmp);
         v[v.len() / 2]
     };
+    if std::env::var_os("FIDELITY_DETAIL").is_some() {
+        detail(&cpu, &counts);
+    }
     (0..=shape.threads)
         .map(|i| {
             let h = &heisen[i];
@@ -350,4 +423,54 @@ pub(crate) fn measure(shape: Shape, runs: usize) -> Vec<[f64; 4]> {
             ]
         })
         .collect()
+}
+
+/// `FIDELITY_DETAIL`: per worker, the medians of thread CPU time without
+/// and with heisen, the overhead heisen charged and what is left over
+/// (instrumented − plain − charged: positive when the actions cost the
+/// program more than their calibrated costs), per run too; its actions by
+/// kind; and every calibrated cost.
+fn detail(cpu: &[Vec<[f64; 3]>], counts: &[Counts]) {
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let rt = heisen_shmem::runtime();
+    for (name, cost) in rt.actions() {
+        let own = rt.own_time(rt.action(&name));
+        eprintln!(
+            "action {name:<24} whole {:>4} inside {:>4} plain operation {own:>3}",
+            cost.whole, cost.inside
+        );
+    }
+    eprintln!("calibration {:?}", rt.calibration());
+    for (w, (runs, n)) in cpu.iter().zip(counts).enumerate().skip(1) {
+        let per_run: Vec<String> = runs
+            .iter()
+            .map(|x| {
+                format!(
+                    "{:.1}/{:.1}/{:+.1}",
+                    x[0] / 1e6,
+                    x[1] / 1e6,
+                    (x[1] - x[0] - x[2]) / 1e6
+                )
+            })
+            .collect();
+        eprintln!(
+            "worker {} CPU per run (plain/instrumented/uncharged), ms: {}",
+            w - 1,
+            per_run.join(" ")
+        );
+        let col = |k: usize| median(runs.iter().map(|x| x[k]).collect());
+        let left = median(runs.iter().map(|x| x[1] - x[0] - x[2]).collect());
+        eprintln!(
+            "worker {}: CPU plain {:.3} ms, instrumented {:.3} ms, charged {:.3} ms, uncharged {:+.3} ms ({:+.1} % of plain); {n:?}",
+            w - 1,
+            col(0) / 1e6,
+            col(1) / 1e6,
+            col(2) / 1e6,
+            left / 1e6,
+            100.0 * left / col(0),
+        );
+    }
 }

@@ -1,0 +1,96 @@
+//! A merge action's wait excludes the plain operation's own time (R5 with
+//! R1's calibrated parts; `Runtime::own_time`): an acquire that found its
+//! release long done adds to the delay only what heisen's code cost, not
+//! std's acquire, which the uninstrumented program spends as well.
+//! Through the thread state's `begin`/`end` as the wrappers call them, on
+//! an action of the test's own with costs it sets, so that the figures
+//! are exact.
+
+use heisen_core::Cost;
+use heisen_core::merge::Dependency;
+use heisen_shmem::with_current;
+
+fn runtime() -> &'static heisen_shmem::Runtime {
+    let config = heisen_shmem::Config {
+        output: env!("CARGO_TARGET_TMPDIR").into(),
+        tracked: false,
+        ..heisen_shmem::Config::from_env()
+    };
+    heisen_shmem::runtime::init_with(config).unwrap_or_else(|e| e.0)
+}
+
+/// One merge of `action` with a record this thread released just before:
+/// the delay's growth over it, and the wait the kernel was given.
+fn merge(action: heisen_shmem::ActionId) -> (u64, u64) {
+    with_current(|s| {
+        let record = s.peek();
+        let before = s.kernel().delay();
+        let begin = s.begin(action);
+        let merged = s.end(begin, &[Dependency::immediate(&record)], action);
+        (s.kernel().delay() - before, merged.wait)
+    })
+    .expect("the thread is measured")
+}
+
+#[test]
+fn the_plain_operation_inside_a_merge_is_not_a_wait() {
+    let rt = runtime();
+    let action = rt.action("test_acquire");
+    rt.set_cost(
+        action,
+        Cost {
+            whole: 7,
+            inside: 5,
+        },
+    );
+    rt.set_own_time(action, u64::MAX / 4);
+    for _ in 0..100 {
+        assert_eq!(merge(action), (7, 0), "no wait, only heisen's own cost");
+    }
+    // Without it the merge's interval counts as a wait its long-done
+    // dependency makes unnecessary (R5: a(e) = b - x), on top.
+    rt.set_own_time(action, 0);
+    let (grown, wait) = merge(action);
+    assert_eq!(grown, 7 + wait);
+}
+
+/// Charges of a lock's acquire: the crossed hand-off's when it merges
+/// another thread's release, the uncontended one's when it takes back its
+/// own (R1, R8). Costs and plain-operation times are set by the test, so
+/// the delay's growth over each acquire is exact.
+#[test]
+fn an_acquire_of_another_threads_release_is_charged_the_crossed_hand_off() {
+    let rt = runtime();
+    let lock = std::sync::Arc::new(heisen_shmem::Mutex::new(0u64));
+    *lock.lock().expect("lock") += 1; // calibrates the wrappers
+    let (same, crossed) = (
+        rt.action("mutex_acquire"),
+        rt.action("mutex_acquire_crossed"),
+    );
+    let cost = |whole| Cost {
+        whole,
+        inside: whole,
+    };
+    rt.set_cost(same, cost(5));
+    rt.set_cost(crossed, cost(1_000));
+    rt.set_own_time(same, u64::MAX / 4);
+    rt.set_own_time(crossed, u64::MAX / 4);
+    // Another thread's release, with a delay far larger than this thread's,
+    // so that it decides nothing about this thread's time (R5).
+    let other = lock.clone();
+    std::thread::spawn(move || {
+        with_current(|s| s.overhead(1_000_000_000)).expect("measured");
+        *other.lock().expect("lock") += 1;
+    })
+    .join()
+    .expect("the other thread");
+    let grown = |lock: &heisen_shmem::Mutex<u64>| {
+        let before = with_current(|s| s.kernel().delay()).expect("measured");
+        let guard = lock.lock().expect("lock");
+        let after = with_current(|s| s.kernel().delay()).expect("measured");
+        drop(guard);
+        after - before
+    };
+    assert_eq!(grown(&lock), 1_000, "the other thread's release");
+    assert_eq!(grown(&lock), 5, "its own release, taken back");
+}
