@@ -8,8 +8,8 @@
 //! over* the other path (and its shares) depends on how long each thread
 //! ran, which a preempted thread changes, so that is never asserted.
 
+use core::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::mpsc::channel;
 
 use heisen_shmem::{
@@ -330,18 +330,18 @@ fn spawn_start_merges_the_spawner_and_join_merges_the_end() {
 fn scope_end_merges_the_threads_not_joined() {
     setup();
     std::thread::spawn(|| {
-        let not_joined = std::sync::atomic::AtomicI64::new(0);
+        let not_joined = AtomicI64::new(0);
         let mut total = 0;
         scope(|s| {
             s.spawn(|| {
                 in_region("held", work);
-                not_joined.store(longest(), std::sync::atomic::Ordering::Relaxed);
+                not_joined.store(longest(), Ordering::Relaxed);
             });
             let joined = s.spawn(|| 1);
             total += joined.join().unwrap();
         });
         assert_eq!(total, 1);
-        let child_at_end = not_joined.load(std::sync::atomic::Ordering::Relaxed);
+        let child_at_end = not_joined.load(Ordering::Relaxed);
         assert!(child_at_end > 0, "the child's work adds to L");
         let after_scope = longest();
         assert!(
