@@ -95,6 +95,21 @@ pub fn send_joined(
     }
 }
 
+/// Copies a staged message's payload (the `got` bytes the MPI wrote, the
+/// record's `LEN` first) into the program's buffer of `bytes` bytes; a
+/// longer payload is cut to the buffer, as a truncation error leaves it.
+fn unstage(stage: &[u8], got: usize, buf: *mut c_void, bytes: usize) {
+    let copied = (got - LEN).min(bytes);
+    if copied > 0 {
+        // SAFETY: the program's buffer holds `bytes` bytes of a predefined
+        // datatype (`datatype::stageable`); `copied <= bytes`, and the
+        // staging buffer holds `LEN + bytes` bytes.
+        unsafe {
+            core::ptr::copy_nonoverlapping(stage[LEN..].as_ptr(), buf.cast::<u8>(), copied);
+        }
+    }
+}
+
 /// Receives a record and `count × datatype` into `wire` and `buf` with
 /// `call(buffer, count, datatype, status)`; `status` is never ignored.
 pub fn recv_joined(
@@ -122,18 +137,7 @@ pub fn recv_joined(
                 && let Some(got) = status::wire_bytes(status).filter(|&g| g >= LEN)
             {
                 wire.copy_from_slice(&stage[..LEN]);
-                let payload = (got - LEN).min(bytes);
-                if payload > 0 {
-                    // SAFETY: the program's buffer holds `bytes` bytes of a
-                    // predefined datatype; `payload <= bytes`.
-                    unsafe {
-                        core::ptr::copy_nonoverlapping(
-                            stage[LEN..].as_ptr(),
-                            buf.cast::<u8>(),
-                            payload,
-                        );
-                    }
-                }
+                unstage(stage, got, buf, bytes);
             }
             Some(rc)
         });
@@ -278,18 +282,7 @@ fn blocking_recv(
                     && let Some(got) = status::wire_bytes(status).filter(|&g| g >= LEN)
                 {
                     let payload = got - LEN;
-                    let copied = payload.min(bytes);
-                    if copied > 0 {
-                        // SAFETY: the program's buffer holds `bytes` bytes
-                        // of a predefined datatype; `copied <= bytes`.
-                        unsafe {
-                            core::ptr::copy_nonoverlapping(
-                                stage[LEN..].as_ptr(),
-                                buf.cast::<u8>(),
-                                copied,
-                            );
-                        }
-                    }
+                    unstage(stage, got, buf, bytes);
                     status::set_payload(status, payload);
                     (crate::piggyback::unpack(&stage[..LEN]), Some(payload))
                 } else if delivered(rc) {
