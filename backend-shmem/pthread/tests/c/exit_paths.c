@@ -21,6 +21,10 @@ static pthread_mutex_t busy = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t never = PTHREAD_COND_INITIALIZER;
 static pthread_barrier_t bar;
 static sem_t sem;
+/* The spinner posts and takes back its own semaphore: a post on `sem`
+ * could wake the semaphore waiter, which would then end before the exit
+ * (and the report's count of threads running at exit would vary). */
+static sem_t spun;
 static volatile long spins;
 static pthread_barrier_t started;
 
@@ -59,8 +63,8 @@ static void *spinner(void *arg) {
         pthread_mutex_lock(&busy);
         spins++;
         pthread_mutex_unlock(&busy);
-        sem_post(&sem);
-        sem_trywait(&sem);
+        sem_post(&spun);
+        sem_trywait(&spun);
     }
     return NULL;
 }
@@ -109,6 +113,7 @@ int main(int argc, char **argv) {
         pthread_barrier_init(&bar, NULL, 2);
         pthread_barrier_init(&started, NULL, 6);
         sem_init(&sem, 0, 0);
+        sem_init(&spun, 0, 0);
         pthread_create(&t, NULL, holder, NULL);
         pthread_create(&t, NULL, waiter, NULL);
         pthread_create(&t, NULL, bar_waiter, NULL);
