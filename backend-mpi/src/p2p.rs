@@ -46,6 +46,36 @@ pub fn delivered(rc: c_int) -> bool {
     class == sys::err_truncate()
 }
 
+/// Copies the `bytes` contiguous bytes at `buf` behind the record already
+/// in `stage[..LEN]` and sends both as one message of bytes with `f`.
+fn send_staged(
+    f: SendFn,
+    stage: &mut [u8],
+    buf: *const c_void,
+    bytes: usize,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+) -> c_int {
+    if bytes > 0 {
+        // SAFETY: a predefined datatype (`datatype::stageable`): the
+        // elements are `bytes` contiguous bytes at `buf` (MPI-4.0 §3.2.2).
+        let data = unsafe { core::slice::from_raw_parts(buf.cast::<u8>(), bytes) };
+        stage[LEN..LEN + bytes].copy_from_slice(data);
+    }
+    // SAFETY: the staging buffer holds LEN + bytes valid bytes.
+    unsafe {
+        f(
+            stage.as_ptr().cast(),
+            (LEN + bytes) as c_int,
+            sys::byte(),
+            dest,
+            tag,
+            comm,
+        )
+    }
+}
+
 /// Sends `wire` and `count × datatype` at `buf` as one message with `f`:
 /// staged when small and contiguous, a struct type otherwise.
 pub fn send_joined(
@@ -61,23 +91,7 @@ pub fn send_joined(
     if let Some(bytes) = datatype::stageable(buf, count, datatype) {
         let staged = datatype::with_stage(Side::Send, |stage| {
             stage[..LEN].copy_from_slice(wire);
-            if bytes > 0 {
-                // SAFETY: a predefined datatype: `count` elements are
-                // `bytes` contiguous bytes at `buf` (MPI-4.0 §3.2.2).
-                let data = unsafe { core::slice::from_raw_parts(buf.cast::<u8>(), bytes) };
-                stage[LEN..LEN + bytes].copy_from_slice(data);
-            }
-            // SAFETY: the staging buffer holds LEN + bytes valid bytes.
-            unsafe {
-                f(
-                    stage.as_ptr().cast(),
-                    (LEN + bytes) as c_int,
-                    sys::byte(),
-                    dest,
-                    tag,
-                    comm,
-                )
-            }
+            send_staged(f, stage, buf, bytes, dest, tag, comm)
         });
         if let Some(rc) = staged {
             return rc;
@@ -179,26 +193,9 @@ fn blocking_send(
         // staging buffer, in front of the data (no copy of the record).
         if let Some(bytes) = datatype::stageable(buf, count, datatype) {
             let staged = datatype::with_stage(Side::Send, |stage| {
-                let (head, tail) = stage.split_at_mut(LEN);
-                let wire: &mut Wire = head.try_into().ok()?;
+                let wire: &mut Wire = (&mut stage[..LEN]).try_into().ok()?;
                 let begin = merge::release(m, wire);
-                if bytes > 0 {
-                    // SAFETY: a predefined datatype: `count` elements are
-                    // `bytes` contiguous bytes at `buf` (MPI-4.0 §3.2.2).
-                    let data = unsafe { core::slice::from_raw_parts(buf.cast::<u8>(), bytes) };
-                    tail[..bytes].copy_from_slice(data);
-                }
-                // SAFETY: the staging buffer holds LEN + bytes valid bytes.
-                let rc = unsafe {
-                    f(
-                        stage.as_ptr().cast(),
-                        (LEN + bytes) as c_int,
-                        sys::byte(),
-                        dest,
-                        tag,
-                        comm,
-                    )
-                };
+                let rc = send_staged(f, stage, buf, bytes, dest, tag, comm);
                 merge::sent(region.id(), dest, bytes, begin);
                 Some(rc)
             });
