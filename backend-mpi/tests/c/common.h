@@ -36,8 +36,9 @@ static void show_ints(const char *what, const int *v, int n) {
     SAY("%s [%s ]", what, line);
 }
 
-static void start(int *argc, char ***argv) {
-    MPI_Init(argc, argv);
+/* This rank's number and the size, and its output: stdout, or
+ * $TRANSPARENCY_OUT/r<rank>.txt when the test runner sets it. */
+static void open_output(void) {
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &np);
     out = stdout;
@@ -48,4 +49,17 @@ static void start(int *argc, char ***argv) {
         out = fopen(path, "w");
         if (!out) { perror(path); MPI_Abort(MPI_COMM_WORLD, 2); }
     }
+}
+
+static void start(int *argc, char ***argv) {
+    MPI_Init(argc, argv);
+    open_output();
+}
+
+/* start() with MPI_Init_thread; returns the level provided. */
+static int start_thread(int *argc, char ***argv, int level) {
+    int provided;
+    MPI_Init_thread(argc, argv, level, &provided);
+    open_output();
+    return provided;
 }

@@ -40,17 +40,7 @@ static void *exchange(void *arg) {
 }
 
 int main(int argc, char **argv) {
-    int provided;
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-    MPI_Comm_rank(MPI_COMM_WORLD, &me);
-    MPI_Comm_size(MPI_COMM_WORLD, &np);
-    out = stdout;
-    const char *dir = getenv("TRANSPARENCY_OUT");
-    if (dir) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/r%d.txt", dir, me);
-        out = fopen(path, "w");
-    }
+    int provided = start_thread(&argc, &argv, MPI_THREAD_MULTIPLE);
     SAY("provided multiple=%d", provided == MPI_THREAD_MULTIPLE);
     if (np == 2 && provided == MPI_THREAD_MULTIPLE) {
         pthread_t th[THREADS];

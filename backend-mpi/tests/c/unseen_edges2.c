@@ -22,17 +22,7 @@ static void *receiver(void *arg) {
 }
 
 int main(int argc, char **argv) {
-    int provided;
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-    MPI_Comm_rank(MPI_COMM_WORLD, &me);
-    MPI_Comm_size(MPI_COMM_WORLD, &np);
-    out = stdout;
-    const char *dir = getenv("TRANSPARENCY_OUT");
-    if (dir) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/r%d.txt", dir, me);
-        out = fopen(path, "w");
-    }
+    int provided = start_thread(&argc, &argv, MPI_THREAD_MULTIPLE);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Status st;
     /* the two ranks' own communicator (split before the others leave) */

@@ -43,17 +43,7 @@ static void *finalizer(void *arg) {
 }
 
 int main(int argc, char **argv) {
-    int level = MPI_THREAD_MULTIPLE;
-    MPI_Init_thread(&argc, &argv, level, &provided);
-    MPI_Comm_rank(MPI_COMM_WORLD, &me);
-    MPI_Comm_size(MPI_COMM_WORLD, &np);
-    out = stdout;
-    const char *dir = getenv("TRANSPARENCY_OUT");
-    if (dir) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/r%d.txt", dir, me);
-        out = fopen(path, "w");
-    }
+    provided = start_thread(&argc, &argv, MPI_THREAD_MULTIPLE);
     SAY("provided multiple=%d", provided == MPI_THREAD_MULTIPLE);
     if (me < 2) {
         /* two threads at a time would need MULTIPLE; take turns (SERIALIZED use) */
