@@ -7,7 +7,7 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
 
 use common::{library, require, run, scratch};
 
@@ -31,7 +31,9 @@ fn build_fortran(name: &str, dir: &Path) -> PathBuf {
     exe
 }
 
-fn same_with_and_without(name: &str) {
+/// Builds `name` and runs it on 2 ranks without and with the interposer:
+/// the two outputs and the directory of the reports.
+fn run_both(name: &str) -> (Output, Output, PathBuf) {
     let dir = scratch(name);
     let exe = build_fortran(name, &dir);
     let plain = run(&exe, 2, None, &dir, &dir);
@@ -39,6 +41,11 @@ fn same_with_and_without(name: &str) {
     let reports = dir.join("reports");
     std::fs::create_dir_all(&reports).expect("directory");
     let measured = run(&exe, 2, Some(&library()), &reports, &reports);
+    (plain, measured, reports)
+}
+
+fn same_with_and_without(name: &str) {
+    let (plain, measured, reports) = run_both(name);
     assert!(measured.status.success());
     assert_eq!(String::from_utf8_lossy(&measured.stderr), "");
     assert_eq!(
@@ -65,14 +72,7 @@ fn fortran_use_mpi_f08_is_intercepted_and_reported() {
 fn fortran_use_mpi_f08_nonblocking_receives_get_their_data() {
     // MPICH's mpi_f08 Waitall/Wait call PMPI_* directly: a receive heisen
     // staged would never be copied out (found by the collectives work).
-    let name = "coll_f08_nonblocking";
-    let dir = scratch(name);
-    let exe = build_fortran(name, &dir);
-    let plain = run(&exe, 2, None, &dir, &dir);
-    assert!(plain.status.success());
-    let reports = dir.join("reports");
-    std::fs::create_dir_all(&reports).expect("directory");
-    let measured = run(&exe, 2, Some(&library()), &reports, &reports);
+    let (plain, measured, _) = run_both("coll_f08_nonblocking");
     let out = String::from_utf8_lossy(&measured.stdout);
     assert!(measured.status.success(), "{out}");
     assert_eq!(String::from_utf8_lossy(&measured.stderr), "");
