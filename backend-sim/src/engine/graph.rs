@@ -39,6 +39,20 @@ pub struct GraphOp {
     pub nic: u8,
 }
 
+impl GraphOp {
+    /// A calc of `ns` nanoseconds on CPU `cpu`.
+    pub fn calc(ns: u64, cpu: u8) -> GraphOp {
+        GraphOp {
+            size: ns,
+            peer: 0,
+            tag: 0,
+            kind: OpKind::Calc,
+            cpu,
+            nic: 0,
+        }
+    }
+}
+
 /// An operation as the graph keeps it: a [`GraphOp`] and its rank, in
 /// 24 bytes (the rank fills the padding).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -189,14 +203,7 @@ mod tests {
     use super::*;
 
     fn calc(ns: u64, cpu: u8) -> GraphOp {
-        GraphOp {
-            size: ns,
-            peer: 0,
-            tag: 0,
-            kind: OpKind::Calc,
-            cpu,
-            nic: 0,
-        }
+        GraphOp::calc(ns, cpu)
     }
 
     #[test]

@@ -419,14 +419,7 @@ impl Reader {
                 c.end_of_line()?;
                 cpu
             };
-            self.ops.push(GraphOp {
-                size: ns,
-                peer: 0,
-                tag: 0,
-                kind: OpKind::Calc,
-                cpu,
-                nic: 0,
-            });
+            self.ops.push(GraphOp::calc(ns, cpu));
             return Ok(());
         }
         let bytes = c.number()?;
