@@ -26,7 +26,7 @@ use heisen_core::Exchange;
 
 use crate::SELECTED;
 use crate::actions::actions;
-use crate::sync::{Condvar, Mutex};
+use crate::sync::{self, Condvar, Mutex};
 use crate::thread::with_current;
 
 /// `std::sync::Barrier` with compensated exits (see the module docs).
@@ -49,10 +49,13 @@ impl BarrierWaitResult {
 }
 
 impl Barrier {
-    /// A barrier for `n` threads (0 behaves as 1, as in std).
-    pub fn new(n: usize) -> Barrier {
-        Barrier {
-            episodes: Episodes::new(n),
+    sync::const_unless_loom! {
+        /// A barrier for `n` threads (0 behaves as 1, as in std; `const`, as
+        /// std's: it can be a `static`).
+        pub fn new(n: usize) -> Barrier {
+            Barrier {
+                episodes: Episodes::new(n),
+            }
         }
     }
 
@@ -99,18 +102,20 @@ struct State {
 }
 
 impl Episodes {
-    /// Episodes of `n` participants.
-    pub fn new(n: usize) -> Episodes {
-        Episodes {
-            n: n.max(1),
-            state: Mutex::new(State {
-                arrived: 0,
-                waiting: 0,
-                generation: 0,
-                entries: Exchange::EMPTY,
-                results: [Exchange::EMPTY; 2],
-            }),
-            done: Condvar::new(),
+    sync::const_unless_loom! {
+        /// Episodes of `n` participants.
+        pub fn new(n: usize) -> Episodes {
+            Episodes {
+                n: if n == 0 { 1 } else { n },
+                state: Mutex::new(State {
+                    arrived: 0,
+                    waiting: 0,
+                    generation: 0,
+                    entries: Exchange::EMPTY,
+                    results: [Exchange::EMPTY; 2],
+                }),
+                done: Condvar::new(),
+            }
         }
     }
 

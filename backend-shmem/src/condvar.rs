@@ -31,6 +31,19 @@ use crate::mutex::{Mutex, MutexGuard};
 use crate::sync::{self, LockResult, PoisonError};
 use crate::thread::with_current;
 
+/// Whether a timed wait ran out of time (std's `WaitTimeoutResult`, which
+/// cannot be built outside std: [`Condvar::wait_timeout_while`] must say
+/// "timed out" without having waited).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WaitTimeoutResult(bool);
+
+impl WaitTimeoutResult {
+    /// True when the wait ended because its time ran out.
+    pub fn timed_out(&self) -> bool {
+        self.0
+    }
+}
+
 /// `std::sync::Condvar` with compensated waits (see the module docs).
 pub struct Condvar {
     inner: sync::Condvar,
@@ -47,10 +60,12 @@ pub struct Notices {
 }
 
 impl Notices {
-    /// No notification yet.
-    pub fn new() -> Notices {
-        Notices {
-            latest: sync::Mutex::new((0, Record::EMPTY)),
+    sync::const_unless_loom! {
+        /// No notification yet.
+        pub fn new() -> Notices {
+            Notices {
+                latest: sync::Mutex::new((0, Record::EMPTY)),
+            }
         }
     }
 
@@ -88,11 +103,13 @@ pub(crate) struct Waiting {
 }
 
 impl Condvar {
-    /// A new condition variable.
-    pub fn new() -> Condvar {
-        Condvar {
-            inner: sync::Condvar::new(),
-            notices: Notices::new(),
+    sync::const_unless_loom! {
+        /// A new condition variable (`const`, as std's: it can be a `static`).
+        pub fn new() -> Condvar {
+            Condvar {
+                inner: sync::Condvar::new(),
+                notices: Notices::new(),
+            }
         }
     }
 
@@ -136,7 +153,7 @@ impl Condvar {
         &self,
         guard: MutexGuard<'a, T>,
         timeout: core::time::Duration,
-    ) -> LockResult<(MutexGuard<'a, T>, std::sync::WaitTimeoutResult)> {
+    ) -> LockResult<(MutexGuard<'a, T>, WaitTimeoutResult)> {
         let (lock, inner) = MutexGuard::into_parts(guard);
         let waiting = self.before_wait(lock);
         let (inner, result, poisoned) = match self.inner.wait_timeout(inner, timeout) {
@@ -148,10 +165,37 @@ impl Condvar {
         };
         self.after_wait(lock, &waiting, !result.timed_out());
         let guard = MutexGuard::from_parts(lock, inner);
+        let result = WaitTimeoutResult(result.timed_out());
         if poisoned {
             Err(PoisonError::new((guard, result)))
         } else {
             Ok((guard, result))
+        }
+    }
+
+    /// Waits while `condition` holds, for at most `timeout` in all (std's
+    /// `wait_timeout_while`, which checks the condition before each wait):
+    /// each wakeup merges what [`Condvar::wait_timeout`] merges; the result
+    /// says whether the time ran out with the condition still true.
+    #[cfg(not(loom))]
+    pub fn wait_timeout_while<'a, T, F>(
+        &self,
+        mut guard: MutexGuard<'a, T>,
+        timeout: core::time::Duration,
+        mut condition: F,
+    ) -> LockResult<(MutexGuard<'a, T>, WaitTimeoutResult)>
+    where
+        F: FnMut(&mut T) -> bool,
+    {
+        let start = std::time::Instant::now();
+        loop {
+            if !condition(&mut *guard) {
+                return Ok((guard, WaitTimeoutResult(false)));
+            }
+            let Some(left) = timeout.checked_sub(start.elapsed()) else {
+                return Ok((guard, WaitTimeoutResult(true)));
+            };
+            guard = self.wait_timeout(guard, left)?.0;
         }
     }
 

@@ -9,7 +9,7 @@
 //! concurrently, for the next writer.
 
 use crate::Record;
-use crate::sync::{Mutex, UnsafeCell};
+use crate::sync::{Mutex, UnsafeCell, const_unless_loom};
 
 /// The record of a lock's last release, guarded by the lock it belongs to.
 #[derive(Debug)]
@@ -21,16 +21,11 @@ pub struct Slot(UnsafeCell<Record>);
 unsafe impl Sync for Slot {}
 
 impl Slot {
-    /// An empty slot: the first acquire merges nothing (R3).
-    #[cfg(not(loom))]
-    pub const fn new() -> Slot {
-        Slot(UnsafeCell::new(Record::EMPTY))
-    }
-
-    /// An empty slot: the first acquire merges nothing (R3).
-    #[cfg(loom)]
-    pub fn new() -> Slot {
-        Slot(UnsafeCell::new(Record::EMPTY))
+    const_unless_loom! {
+        /// An empty slot: the first acquire merges nothing (R3).
+        pub fn new() -> Slot {
+            Slot(UnsafeCell::new(Record::EMPTY))
+        }
     }
 
     /// The last release's record.
@@ -94,10 +89,15 @@ impl Readers {
     /// Reader releases kept verbatim between two writers.
     pub const CAPACITY: usize = 4;
 
-    /// No reader released yet.
-    pub fn new() -> Readers {
-        Readers {
-            records: Mutex::new(ReaderRecords::default()),
+    const_unless_loom! {
+        /// No reader released yet.
+        pub fn new() -> Readers {
+            Readers {
+                records: Mutex::new(ReaderRecords {
+                    kept: heapless::Vec::new(),
+                    folded: 0,
+                }),
+            }
         }
     }
 

@@ -49,7 +49,7 @@ pub use runtime::{ActionId, AlreadyRunning, Runtime, runtime};
 pub use thread::{ThreadState, with_current};
 
 pub use barrier::{Barrier, BarrierWaitResult};
-pub use condvar::Condvar;
+pub use condvar::{Condvar, WaitTimeoutResult};
 pub use mutex::{Mutex, MutexGuard};
 pub use queue::WorkQueue;
 pub use rwlock::{RwLock, RwLockReadGuard, RwLockWriteGuard};

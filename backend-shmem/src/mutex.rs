@@ -36,21 +36,13 @@ pub struct MutexGuard<'a, T: ?Sized + 'a> {
 }
 
 impl<T> Mutex<T> {
-    /// A new unlocked mutex.
-    #[cfg(not(loom))]
-    pub const fn new(value: T) -> Mutex<T> {
-        Mutex {
-            slot: Slot::new(),
-            inner: sync::Mutex::new(value),
-        }
-    }
-
-    /// A new unlocked mutex.
-    #[cfg(loom)]
-    pub fn new(value: T) -> Mutex<T> {
-        Mutex {
-            slot: Slot::new(),
-            inner: sync::Mutex::new(value),
+    sync::const_unless_loom! {
+        /// A new unlocked mutex (`const`, as std's: it can be a `static`).
+        pub fn new(value: T) -> Mutex<T> {
+            Mutex {
+                slot: Slot::new(),
+                inner: sync::Mutex::new(value),
+            }
         }
     }
 
@@ -110,6 +102,13 @@ impl<T: ?Sized> Mutex<T> {
     #[cfg(not(loom))]
     pub fn is_poisoned(&self) -> bool {
         self.inner.is_poisoned()
+    }
+
+    /// Clears the poison a panicking holder left (std's `clear_poison`;
+    /// nothing is merged: no hand-off happens).
+    #[cfg(not(loom))]
+    pub fn clear_poison(&self) {
+        self.inner.clear_poison();
     }
 
     /// The value, through a unique borrow (no locking, nothing merged).
@@ -212,6 +211,12 @@ impl<T: ?Sized> DerefMut for MutexGuard<'_, T> {
 impl<T: ?Sized + fmt::Debug> fmt::Debug for MutexGuard<'_, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Debug::fmt(&**self, f)
+    }
+}
+
+impl<T: ?Sized + fmt::Display> fmt::Display for MutexGuard<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        (**self).fmt(f)
     }
 }
 

@@ -45,12 +45,14 @@ pub struct RwLockWriteGuard<'a, T: ?Sized + 'a> {
 }
 
 impl<T> RwLock<T> {
-    /// A new unlocked lock.
-    pub fn new(value: T) -> RwLock<T> {
-        RwLock {
-            writer: Slot::new(),
-            readers: Readers::new(),
-            inner: sync::RwLock::new(value),
+    sync::const_unless_loom! {
+        /// A new unlocked lock (`const`, as std's: it can be a `static`).
+        pub fn new(value: T) -> RwLock<T> {
+            RwLock {
+                writer: Slot::new(),
+                readers: Readers::new(),
+                inner: sync::RwLock::new(value),
+            }
         }
     }
 
@@ -143,6 +145,13 @@ impl<T: ?Sized> RwLock<T> {
     #[cfg(not(loom))]
     pub fn is_poisoned(&self) -> bool {
         self.inner.is_poisoned()
+    }
+
+    /// Clears the poison a panicking writer left (std's `clear_poison`;
+    /// nothing is merged).
+    #[cfg(not(loom))]
+    pub fn clear_poison(&self) {
+        self.inner.clear_poison();
     }
 
     /// The value, through a unique borrow.
@@ -266,5 +275,23 @@ impl<T: ?Sized> fmt::Debug for RwLock<T> {
 impl<T: Default> Default for RwLock<T> {
     fn default() -> Self {
         RwLock::new(T::default())
+    }
+}
+
+impl<T> From<T> for RwLock<T> {
+    fn from(value: T) -> Self {
+        RwLock::new(value)
+    }
+}
+
+impl<T: ?Sized + fmt::Display> fmt::Display for RwLockReadGuard<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        (**self).fmt(f)
+    }
+}
+
+impl<T: ?Sized + fmt::Display> fmt::Display for RwLockWriteGuard<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        (**self).fmt(f)
     }
 }

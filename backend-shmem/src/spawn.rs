@@ -165,31 +165,30 @@ impl<T> fmt::Debug for JoinHandle<T> {
 }
 
 /// A scope for threads that borrow from the caller (std's
-/// `thread::scope`). Threads not joined explicitly are joined when the
-/// scope ends, and that implicit join merges all their ends (R8).
-///
-/// Unlike std's, the `Scope` reference is not `'scope`: a spawned thread
-/// cannot spawn into the same scope.
+/// `thread::scope`, the same signature: a scoped thread may spawn into the
+/// scope too). Threads not joined explicitly are joined when the scope
+/// ends, and that implicit join merges all their ends (R8).
 pub fn scope<'env, F, T>(f: F) -> T
 where
-    F: for<'scope> FnOnce(&Scope<'scope, 'env>) -> T,
+    F: for<'scope> FnOnce(&'scope Scope<'scope, 'env>) -> T,
 {
-    let children = Arc::new(std::sync::Mutex::new(Vec::new()));
+    // Forgets the scope's children however the scope ends (a panic in
+    // `f` or in a child unwinds through here).
+    let registered = Registered(core::cell::Cell::new(None));
     let mut begin = None;
     let result = std::thread::scope(|s| {
-        let scope = Scope {
-            inner: s,
-            children: children.clone(),
-        };
-        let result = f(&scope);
+        let scope = Scope::wrap(s);
+        registered.0.set(Some(scope.register()));
+        let result = f(scope);
         begin = begun(|a| a.thread_join);
         result
     });
+    // std has joined every thread of the scope.
+    let children = registered.0.take().map(unregister).unwrap_or_default();
     if let Some(begin) = begin {
-        let children = children.lock().unwrap_or_else(|p| p.into_inner());
         let records: Vec<Record> = children
             .iter()
-            .filter(|c: &&Arc<Child>| !c.joined.load(core::sync::atomic::Ordering::Relaxed))
+            .filter(|c| !c.joined.load(core::sync::atomic::Ordering::Relaxed))
             .filter_map(|c| c.end.record.get().copied())
             .collect();
         let deps: Vec<Dependency<'_, { crate::SELECTED }>> =
@@ -206,32 +205,104 @@ struct Child {
     joined: core::sync::atomic::AtomicBool,
 }
 
-/// std's `thread::Scope` for measured threads; see [`scope`].
-pub struct Scope<'scope, 'env: 'scope> {
-    inner: &'scope std::thread::Scope<'scope, 'env>,
-    children: Arc<std::sync::Mutex<Vec<Arc<Child>>>>,
+/// The children of every live scope, by the address of std's scope object
+/// (unique while the scope lives): a [`Scope`] is std's own, so it has no
+/// room for them. Scoped spawns are rare next to thread creation's own
+/// cost; one lock for all is enough.
+static SCOPES: std::sync::Mutex<Vec<(usize, Vec<Arc<Child>>)>> = std::sync::Mutex::new(Vec::new());
+
+fn scopes() -> std::sync::MutexGuard<'static, Vec<(usize, Vec<Arc<Child>>)>> {
+    SCOPES.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-impl<'scope> Scope<'scope, '_> {
+/// Removes a scope's entry, returning its children.
+fn unregister(key: usize) -> Vec<Arc<Child>> {
+    let mut all = scopes();
+    match all.iter().position(|(k, _)| *k == key) {
+        Some(i) => all.swap_remove(i).1,
+        None => Vec::new(),
+    }
+}
+
+/// A scope's registry entry, removed when the scope ends, also by a panic.
+struct Registered(core::cell::Cell<Option<usize>>);
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        if let Some(key) = self.0.take() {
+            unregister(key);
+        }
+    }
+}
+
+/// std's `thread::Scope` for measured threads; see [`scope`].
+#[repr(transparent)]
+pub struct Scope<'scope, 'env: 'scope> {
+    inner: std::thread::Scope<'scope, 'env>,
+}
+
+impl<'scope, 'env> Scope<'scope, 'env> {
+    /// std's scope seen as heisen's: the same object.
+    fn wrap<'a>(inner: &'a std::thread::Scope<'scope, 'env>) -> &'a Scope<'scope, 'env> {
+        // SAFETY: `Scope` is `repr(transparent)` over std's scope, so the
+        // two references have one layout and the same lifetime.
+        #[allow(unsafe_code)] // reason: a transparent wrapper's reference cast
+        unsafe {
+            &*core::ptr::from_ref(inner).cast::<Scope<'scope, 'env>>()
+        }
+    }
+
+    /// This scope's key in [`SCOPES`], registered with no children.
+    fn register(&self) -> usize {
+        let key = core::ptr::from_ref(self).addr();
+        scopes().push((key, Vec::new()));
+        key
+    }
+
+    /// A new child of this scope, registered so that the scope's end
+    /// merges it if nobody joins it first.
+    fn child(&self) -> Arc<Child> {
+        let child = Arc::new(Child::default());
+        let key = core::ptr::from_ref(self).addr();
+        if let Some((_, children)) = scopes().iter_mut().find(|(k, _)| *k == key) {
+            children.push(child.clone());
+        }
+        child
+    }
+
     /// Spawns a scoped thread; its start merges this spawn (R8).
-    pub fn spawn<F, T>(&self, f: F) -> ScopedJoinHandle<'scope, T>
+    pub fn spawn<F, T>(&'scope self, f: F) -> ScopedJoinHandle<'scope, T>
     where
         F: FnOnce() -> T + Send + 'scope,
         T: Send + 'scope,
     {
-        let child = Arc::new(Child::default());
-        self.children
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(child.clone());
+        Builder::new()
+            .spawn_scoped(self, f)
+            .expect("failed to spawn thread")
+    }
+}
+
+impl Builder {
+    /// Spawns a scoped thread with this builder's name and stack size
+    /// (std's `Builder::spawn_scoped`); its start merges this spawn (R8).
+    pub fn spawn_scoped<'scope, 'env, F, T>(
+        self,
+        scope: &'scope Scope<'scope, 'env>,
+        f: F,
+    ) -> std::io::Result<ScopedJoinHandle<'scope, T>>
+    where
+        F: FnOnce() -> T + Send + 'scope,
+        T: Send + 'scope,
+    {
+        let child = scope.child();
         let parent = spawn_record();
         let end = child.clone();
-        let inner = self.inner.spawn(move || {
+        let inner = self.inner.spawn_scoped(&scope.inner, move || {
             thread::start_current(&parent);
             let _end = ChildGuard(end);
             f()
-        });
-        ScopedJoinHandle { inner, child }
+        })?;
+        Ok(ScopedJoinHandle { inner, child })
     }
 }
 
@@ -267,6 +338,11 @@ impl<T> ScopedJoinHandle<'_, T> {
             .store(true, core::sync::atomic::Ordering::Relaxed);
         joined(begin, &self.child.end);
         result
+    }
+
+    /// The thread's handle.
+    pub fn thread(&self) -> &std::thread::Thread {
+        self.inner.thread()
     }
 
     /// Whether the thread has finished.

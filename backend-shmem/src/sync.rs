@@ -27,6 +27,23 @@ pub use loom::sync::{
 #[cfg(loom)]
 pub use std::sync::{PoisonError, TryLockError};
 
+/// A constructor that is `const` where std's primitives are (so that a
+/// heisen lock, condition variable or barrier can be a `static`, as std's
+/// can) and plain under loom, whose primitives have no `const`
+/// constructors.
+macro_rules! const_unless_loom {
+    ($(#[$meta:meta])* $vis:vis fn $name:ident($($arg:ident: $ty:ty),*) -> $ret:ty $body:block) => {
+        $(#[$meta])*
+        #[cfg(not(loom))]
+        $vis const fn $name($($arg: $ty),*) -> $ret $body
+
+        $(#[$meta])*
+        #[cfg(loom)]
+        $vis fn $name($($arg: $ty),*) -> $ret $body
+    };
+}
+pub(crate) use const_unless_loom;
+
 /// A spin-wait step: loom must see every spin so that it can schedule
 /// the thread that ends it.
 #[inline]
