@@ -7,8 +7,6 @@
 //! wrapper passes the program's own status to the MPI where it has one,
 //! and its own where the program passed `MPI_STATUS_IGNORE`.
 
-use core::ffi::c_int;
-
 use crate::piggyback::LEN;
 use crate::sys::{self, MPI_Status};
 
@@ -24,13 +22,19 @@ pub fn or_scratch(user: *mut MPI_Status, scratch: &mut MPI_Status) -> *mut MPI_S
 }
 
 /// Bytes of the whole message a status describes, record included;
-/// `None` when the MPI cannot say (`MPI_UNDEFINED`).
+/// `None` when the MPI cannot say (`MPI_UNDEFINED`). Counted with the
+/// 64-bit call (`MPI_Get_elements_x` in bytes: one element a byte), so a
+/// message of 2 GiB or more is counted too (`MPI_Get_count` in `int`
+/// gives `MPI_UNDEFINED` there, and its status would keep the record in
+/// its count; MPICH's pt2pt/large_message showed it).
 #[inline]
 pub fn wire_bytes(status: *const MPI_Status) -> Option<usize> {
-    let mut bytes: c_int = 0;
+    let mut bytes: sys::MPI_Count = 0;
     // SAFETY: `status` is a status the MPI wrote; writes `bytes` only.
-    let rc = unsafe { sys::PMPI_Get_count(status, sys::byte(), &mut bytes) };
-    (rc == sys::success() && bytes >= 0 && bytes != sys::undefined()).then_some(bytes as usize)
+    let rc = unsafe { sys::PMPI_Get_elements_x(status, sys::byte(), &mut bytes) };
+    let bytes = (rc == sys::success() && bytes != sys::MPI_Count::from(sys::undefined()))
+        .then_some(bytes)?;
+    usize::try_from(bytes).ok()
 }
 
 /// Sets the status's count to the payload's (the record excluded) and
@@ -40,23 +44,19 @@ pub fn wire_bytes(status: *const MPI_Status) -> Option<usize> {
 pub fn fix(status: *mut MPI_Status) -> Option<usize> {
     let bytes = wire_bytes(status)?;
     let payload = bytes.checked_sub(LEN)?;
-    // SAFETY: `status` is a status the MPI wrote; the count fits an int
-    // (it came from one).
-    unsafe {
-        sys::PMPI_Status_set_elements(status, sys::byte(), payload as c_int);
-    }
+    set_payload(status, payload);
     Some(payload)
 }
 
 /// Sets the status's count to `payload` bytes (the record excluded), for a
 /// caller that already knows the message's length ([`fix`] without the
-/// count query).
+/// count query). 64-bit, as [`wire_bytes`].
 #[inline]
 pub fn set_payload(status: *mut MPI_Status, payload: usize) {
-    // SAFETY: `status` is a status the MPI wrote; the count fits an int
-    // (it came from one).
+    let count = sys::MPI_Count::try_from(payload).unwrap_or(sys::MPI_Count::MAX);
+    // SAFETY: `status` is a status the MPI wrote.
     unsafe {
-        sys::PMPI_Status_set_elements(status, sys::byte(), payload as c_int);
+        sys::PMPI_Status_set_elements_x(status, sys::byte(), count);
     }
 }
 

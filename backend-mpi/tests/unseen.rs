@@ -213,3 +213,16 @@ fn truncated_large_messages_zero_size_types_ignored_probe_statuses_and_threaded_
         assert!(lines.iter().any(|l| l == "r1 threads total=20099"));
     }
 }
+
+#[test]
+fn a_message_of_more_than_2_gib_is_counted_as_the_program_sent_it() {
+    let lines = same_both_ways("unseen_huge", 2);
+    assert!(
+        lines
+            .iter()
+            .any(|l| l == "r1 huge rc=0 source=0 tag=7 count=270000000 elements=270000000"),
+        "{lines:?}"
+    );
+    assert!(lines.iter().any(|l| l == "r1 huge bytes=2160000000"));
+    assert!(lines.iter().any(|l| l == "r1 huge data whole"));
+}
