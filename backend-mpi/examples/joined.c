@@ -36,7 +36,8 @@ static int cmp_double(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-/* The struct type of the joined way: the record first (notes/mpi.md). */
+/* The struct type of the joined way: the record first, then the payload,
+ * both addressed from MPI_BOTTOM (docs/piggyback.md). */
 static MPI_Datatype joined(char *record, double *buf, int count) {
     MPI_Aint at[2];
     MPI_Get_address(record, &at[0]);

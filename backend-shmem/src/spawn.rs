@@ -252,18 +252,22 @@ impl<'scope, 'env> Scope<'scope, 'env> {
         }
     }
 
-    /// This scope's key in [`SCOPES`], registered with no children.
+    /// This scope's key in [`SCOPES`]: its address.
+    fn key(&self) -> usize {
+        core::ptr::from_ref(self).addr()
+    }
+
+    /// Registers this scope with no children; returns its key.
     fn register(&self) -> usize {
-        let key = core::ptr::from_ref(self).addr();
-        scopes().push((key, Vec::new()));
-        key
+        scopes().push((self.key(), Vec::new()));
+        self.key()
     }
 
     /// A new child of this scope, registered so that the scope's end
     /// merges it if nobody joins it first.
     fn child(&self) -> Arc<Child> {
         let child = Arc::new(Child::default());
-        let key = core::ptr::from_ref(self).addr();
+        let key = self.key();
         if let Some((_, children)) = scopes().iter_mut().find(|(k, _)| *k == key) {
             children.push(child.clone());
         }
