@@ -32,6 +32,10 @@ pub struct RuntimeInfo {
     pub exit_mismatches: u64,
     /// Region exits with no region open.
     pub exits_without_enter: u64,
+    /// Frames closed by the exit of a function open beneath them, their
+    /// own exits skipped by a `longjmp` (compiler hooks only).
+    #[serde(default)]
+    pub frames_unwound: u64,
     /// Bytes the runtime's tables took (R12: independent of run length).
     pub memory_bytes: u64,
     /// Whether this runtime was shared by several heisen libraries.
@@ -119,6 +123,7 @@ pub fn build(rt: &Runtime) -> ProcessReport {
         let state = unsafe { thread.state_of_finished() };
         errors.exit_mismatch += state.errors.exit_mismatch;
         errors.exit_without_enter += state.errors.exit_without_enter;
+        errors.unwound += state.errors.unwound;
         locations.push(location(state, header.selected.len()));
     }
     let memory = core::mem::size_of::<Runtime>()
@@ -139,6 +144,7 @@ pub fn build(rt: &Runtime) -> ProcessReport {
             names_dropped: rt.names().dropped(),
             exit_mismatches: errors.exit_mismatch,
             exits_without_enter: errors.exit_without_enter,
+            frames_unwound: errors.unwound,
             memory_bytes: memory as u64,
             shared: rt.is_shared(),
             calibration: rt.pairs(),

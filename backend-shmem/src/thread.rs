@@ -33,6 +33,9 @@ pub struct KernelErrors {
     pub exit_without_enter: u64,
     /// Anything else (cannot happen with the clamped clock; counted anyway).
     pub other: u64,
+    /// Frames closed by an exit of a region open beneath them: their own
+    /// exits never ran (a `longjmp` left them). Not refused, counted.
+    pub unwound: u64,
 }
 
 impl KernelErrors {
@@ -197,6 +200,41 @@ impl ThreadState {
         let t = self.now();
         let cost = calibrate::scaled_cost(cost, self.scale);
         let result = match self.kernel.on_exit_costing(region, t, cost) {
+            Ok(Some(exited)) => {
+                self.stats.record_exit(&exited);
+                Ok(())
+            }
+            Ok(None) => Ok(()),
+            Err(e) => {
+                self.errors.count(e);
+                Err(e)
+            }
+        };
+        if t >= self.slow_at {
+            self.periodic(t, false);
+        }
+        result
+    }
+
+    /// [`ThreadState::exit_costing`] for compiler hooks, whose exits may come
+    /// after a `longjmp` skipped the exits of the functions it left: those
+    /// frames are closed at this exit, at no cost, and recorded (R2;
+    /// `Location::on_exit_unwinding_costing`). Counted in the report.
+    #[inline]
+    pub fn exit_unwinding_costing(&mut self, region: u32, cost: Cost) -> Result<(), KernelError> {
+        if self.skipped > 0 {
+            self.skipped -= 1; // its enter was skipped (R1 tracked)
+            return Ok(());
+        }
+        let t = self.now();
+        let cost = calibrate::scaled_cost(cost, self.scale);
+        let (stats, errors) = (&mut self.stats, &mut self.errors);
+        let result = match self
+            .kernel
+            .on_exit_unwinding_costing(region, t, cost, |skipped| {
+                errors.unwound += 1;
+                stats.record_exit(&skipped);
+            }) {
             Ok(Some(exited)) => {
                 self.stats.record_exit(&exited);
                 Ok(())

@@ -514,6 +514,47 @@ impl<const K: usize, const D: usize> Location<K, D> {
         self.exit(region, FrameKind::Region, t, cost)
     }
 
+    /// [`Location::on_exit_costing`] for exits that may come after a
+    /// non-local jump: when `region` is open but not innermost, the frames
+    /// above it are first closed at `t` with no cost (their exits never ran,
+    /// so no instrumentation was spent on them; R1), each passed to
+    /// `skipped`, and then `region` exits as usual (R2). A `longjmp` (or
+    /// `siglongjmp`) out of code compiled with `-finstrument-functions`
+    /// leaves functions without their exit hooks; without this the
+    /// abandoned frames stayed open forever, every later exit of the
+    /// enclosing function was refused, and once the stack was full every
+    /// later frame was lost (R12). The innermost open frame of `region` is
+    /// taken (recursion exits innermost first). When `region` is not open,
+    /// or frames beyond the stack's capacity are open (their regions are
+    /// unknown), nothing is closed and the exit is refused as
+    /// [`Location::on_exit_costing`] refuses it.
+    pub fn on_exit_unwinding_costing(
+        &mut self,
+        region: u32,
+        t: u64,
+        cost: Cost,
+        mut skipped: impl FnMut(Exited),
+    ) -> Result<Option<Exited>, KernelError> {
+        if self.lost_open == 0 {
+            let above = self
+                .stack
+                .iter()
+                .rev()
+                .position(|f| f.kind == FrameKind::Region && f.region == region);
+            for _ in 0..above.unwrap_or(0) {
+                let Some(&f) = self.stack.last() else { break };
+                let zero = Cost {
+                    whole: 0,
+                    inside: 0,
+                };
+                if let Some(e) = self.exit(f.region, f.kind, t, zero)? {
+                    skipped(e);
+                }
+            }
+        }
+        self.exit(region, FrameKind::Region, t, cost)
+    }
+
     /// Exits loop `id` at measured time `t`.
     pub fn on_loop_exit(&mut self, id: u32, t: u64) -> Result<Option<Exited>, KernelError> {
         self.exit(id, FrameKind::Loop, t, self.calibration.exit)

@@ -210,9 +210,11 @@ pub(crate) fn exit<M: Mode>(address: usize) {
         return;
     }
     let cost = rt.cost(actions.hook_exit);
-    // An exit the kernel refuses (a longjmp skipped the exits of the
-    // functions it left) is counted in the report.
-    with_current(|s| s.exit_costing(id, cost));
+    // A longjmp skips the exits of the functions it leaves: the exit of a
+    // function open beneath them closes them first (counted in the report
+    // as `frames_unwound`); an exit of a function not open is refused and
+    // counted.
+    with_current(|s| s.exit_unwinding_costing(id, cost));
 }
 
 #[cold]

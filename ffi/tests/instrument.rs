@@ -192,3 +192,55 @@ fn instrumented_program_under_valgrind() {
     let counts = counts(&report(&dir));
     assert_eq!(count_of(&counts, "leaf"), 2000, "{counts:?}");
 }
+
+/// A `longjmp` (and a `siglongjmp` out of a signal handler) leaves
+/// instrumented functions without their exits: the enclosing function's
+/// exit closes them (`frames_unwound`), nothing is refused or lost, every
+/// call is counted and nothing is printed.
+#[test]
+fn a_longjmp_over_instrumented_functions_loses_nothing() {
+    let dir = work_dir("instrument_jumps");
+    let exe = build(
+        Language::C,
+        &dir,
+        "jumps",
+        &[source("tests/c/jumps.c")],
+        &["-O1", "-finstrument-functions"],
+    );
+    let out = run(
+        &exe,
+        &dir,
+        &[],
+        &[("HEISEN_OUTPUT", dir.to_str().expect("utf-8"))],
+    );
+    assert_eq!(
+        stdout(&out).trim(),
+        "recovered 2000 total 499500",
+        "{}",
+        describe(&out)
+    );
+    assert!(
+        out.stderr.is_empty(),
+        "nothing went wrong: {}",
+        describe(&out)
+    );
+    let report = report(&dir);
+    let counts = counts(&report);
+    // Recursive `dive` calls fold into the outermost (002 Fig. 11).
+    for (name, count) in [
+        ("main", 1),
+        ("recover", 1000),
+        ("dive", 1000),
+        ("interrupted", 1000),
+        ("on_signal", 1000),
+        ("work", 1000),
+    ] {
+        assert_eq!(count_of(&counts, name), count, "{name} in {counts:?}");
+    }
+    // 21 `dive` frames per recover, one `on_signal` frame per interrupt.
+    assert_eq!(report["runtime"]["frames_unwound"], 22_000);
+    assert_eq!(report["runtime"]["exit_mismatches"], 0);
+    assert_eq!(report["runtime"]["exits_without_enter"], 0);
+    let location = &report["locations"][0];
+    assert_eq!(location["overflow"]["frames"], 0, "{location}");
+}

@@ -1,0 +1,57 @@
+/*
+ * jumps.c: compiled with -finstrument-functions and linked with -lheisen.
+ * `recover` sets a jump point and calls `dive`, which recurses 20 deep and
+ * longjmps back: the exit hooks of the 21 `dive` calls never run, and
+ * `recover` then returns normally. Also a sigsetjmp/siglongjmp out of a
+ * signal handler, and an ordinary function between them. Without closing
+ * the abandoned frames at `recover`'s exit, every exit of `recover` was
+ * refused and the region stack filled up with dead `dive` frames.
+ */
+#include <setjmp.h>
+#include <signal.h>
+#include <stdio.h>
+
+static jmp_buf jump;
+static sigjmp_buf from_signal;
+static volatile long sink;
+
+static void dive(int n) {
+    if (n == 0) longjmp(jump, 1);
+    dive(n - 1);
+    sink++; /* never reached */
+}
+
+static int recover(void) {
+    if (setjmp(jump) == 0) {
+        dive(20);
+        return 0;
+    }
+    return 1;
+}
+
+static void on_signal(int s) {
+    (void)s;
+    siglongjmp(from_signal, 1);
+}
+
+static int interrupted(void) {
+    if (sigsetjmp(from_signal, 1) == 0) {
+        raise(SIGUSR1);
+        return 0;
+    }
+    return 1;
+}
+
+static long work(int i) { return sink + i; }
+
+int main(void) {
+    signal(SIGUSR1, on_signal);
+    long recovered = 0, total = 0;
+    for (int i = 0; i < 1000; i++) {
+        recovered += recover();
+        recovered += interrupted();
+        total += work(i);
+    }
+    printf("recovered %ld total %ld\n", recovered, total);
+    return 0;
+}
