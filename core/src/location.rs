@@ -287,6 +287,12 @@ pub struct Location<const K: usize, const D: usize> {
     open: [u16; OPEN_BUCKETS],
     lost_frames: u64,
     lost_open: u32,
+    /// Direct recursive calls beyond the stack's capacity: counted, not
+    /// lost (a folded frame would have changed nothing, 002 Fig. 11).
+    recursion_beyond: u64,
+    /// `lost_open` when the first lost frame that was not a direct
+    /// recursive call opened; 0 while every open lost frame is one.
+    lossy_from: u32,
     overcompensation: Overcompensation,
 }
 
@@ -325,6 +331,8 @@ impl<const K: usize, const D: usize> Location<K, D> {
             open: [0; OPEN_BUCKETS],
             lost_frames: 0,
             lost_open: 0,
+            recursion_beyond: 0,
+            lossy_from: 0,
             overcompensation: Overcompensation::default(),
         }
     }
@@ -399,9 +407,19 @@ impl<const K: usize, const D: usize> Location<K, D> {
     }
 
     /// Frames that did not fit in the stack of capacity `D` (R12: counted,
-    /// never a panic).
+    /// never a panic), except direct recursive calls of the innermost kept
+    /// frame's region (see [`Location::recursion_beyond_capacity`]).
     pub fn lost_frames(&self) -> u64 {
         self.lost_frames
+    }
+
+    /// Direct recursive calls (the innermost kept frame's region entered
+    /// again, and again) beyond the stack's capacity. Nothing of them is
+    /// lost: a recursive call folds into its outermost frame (002 Fig. 11),
+    /// so a kept frame would have changed no time, share or record; their
+    /// time runs on in the kept frame exactly as a folded frame's would.
+    pub fn recursion_beyond_capacity(&self) -> u64 {
+        self.recursion_beyond
     }
 
     /// Negative compensated intervals seen so far.
@@ -525,9 +543,9 @@ impl<const K: usize, const D: usize> Location<K, D> {
     /// enclosing function was refused, and once the stack was full every
     /// later frame was lost (R12). The innermost open frame of `region` is
     /// taken (recursion exits innermost first). When `region` is not open,
-    /// or frames beyond the stack's capacity are open (their regions are
-    /// unknown), nothing is closed and the exit is refused as
-    /// [`Location::on_exit_costing`] refuses it.
+    /// or frames beyond the stack's capacity other than direct recursive
+    /// calls are open (their regions are unknown), nothing is closed and
+    /// the exit is handled as [`Location::on_exit_costing`] handles it.
     pub fn on_exit_unwinding_costing(
         &mut self,
         region: u32,
@@ -535,6 +553,20 @@ impl<const K: usize, const D: usize> Location<K, D> {
         cost: Cost,
         mut skipped: impl FnMut(Exited),
     ) -> Result<Option<Exited>, KernelError> {
+        if self.lost_open > 0
+            && self.lossy_from == 0
+            && self.stack.last().is_some_and(|f| f.region != region)
+            && self
+                .stack
+                .iter()
+                .any(|f| f.kind == FrameKind::Region && f.region == region)
+        {
+            // The frames beyond the capacity are all direct recursive calls
+            // of the innermost kept frame, which is not `region`: they were
+            // abandoned too. They hold no record; closing them is forgetting
+            // them.
+            self.lost_open = 0;
+        }
         if self.lost_open == 0 {
             let above = self
                 .stack
@@ -575,7 +607,22 @@ impl<const K: usize, const D: usize> Location<K, D> {
         if self.lost_open > 0 || self.stack.is_full() {
             // R12: bounded memory; the frame is counted, not kept.
             self.lost_open += 1;
-            self.lost_frames += 1;
+            let recursive = self.lossy_from == 0
+                && kind == FrameKind::Region
+                && self
+                    .stack
+                    .last()
+                    .is_some_and(|f| f.kind == FrameKind::Region && f.region == region);
+            if recursive {
+                // 002 Fig. 11: it would fold into the kept frame below,
+                // whose region is on top either way; nothing is lost.
+                self.recursion_beyond += 1;
+            } else {
+                self.lost_frames += 1;
+                if self.lossy_from == 0 {
+                    self.lossy_from = self.lost_open;
+                }
+            }
         } else {
             // 002 Fig. 11: a region already on the stack is a recursive call;
             // it folds into the outermost frame, as if the call did not exist.
@@ -635,6 +682,9 @@ impl<const K: usize, const D: usize> Location<K, D> {
         if self.lost_open > 0 {
             // R12: a frame that did not fit; its exit only charges its cost.
             self.advance(t, cost.inside);
+            if self.lost_open == self.lossy_from {
+                self.lossy_from = 0;
+            }
             self.lost_open -= 1;
             self.charge(cost.outside());
             return Ok(None);

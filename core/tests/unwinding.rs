@@ -171,3 +171,66 @@ fn unwinding_equals_the_skipped_exits() {
         })
         .unwrap();
 }
+
+/// Direct recursion beyond the stack's capacity loses nothing: the same
+/// times, shares and records as a location deep enough to keep every frame
+/// (the recursive frames fold, 002 Fig. 11); only other frames are lost.
+#[test]
+fn direct_recursion_beyond_the_capacity_is_not_lost() {
+    let mut small = location();
+    let mut config = Config::new(0, [1, 3]);
+    config.calibration = *small.calibration();
+    let mut deep: Location<2, 64> = Location::new(config, 0);
+    let mut t = 0;
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for region in [2, 1, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3] {
+        t += 10;
+        small.on_enter(region, 0, t).unwrap();
+        deep.on_enter(region, 0, t).unwrap();
+    }
+    assert_eq!(
+        (small.lost_frames(), small.recursion_beyond_capacity()),
+        (0, 5)
+    );
+    for region in [3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 1] {
+        t += 10;
+        a.push(small.on_exit(region, t).unwrap());
+        b.push(deep.on_exit(region, t).unwrap());
+    }
+    // The deep location's folded exits are records the statistics skip;
+    // the small one has none for the calls beyond its capacity.
+    let kept = |v: &[Option<Exited>]| -> Vec<Exited> {
+        v.iter().flatten().filter(|e| !e.folded).copied().collect()
+    };
+    assert_eq!(kept(&a), kept(&b));
+    assert_eq!(small.snapshot(), deep.snapshot());
+    // A new region beyond the capacity is lost, and so is a recursive call
+    // made inside it.
+    for region in [1, 3, 3, 3, 3, 3, 3, 3, 4, 3] {
+        t += 10;
+        small.on_enter(region, 0, t).unwrap();
+    }
+    assert_eq!(
+        (small.lost_frames(), small.recursion_beyond_capacity()),
+        (2, 6)
+    );
+}
+
+/// A jump out of a recursion deeper than the capacity still closes
+/// everything above the jump point.
+#[test]
+fn a_jump_out_of_a_deep_recursion_closes_it() {
+    let mut loc = location();
+    loc.on_enter(1, 0, 10).unwrap();
+    for i in 0..20 {
+        loc.on_enter(2, 0, 20 + i).unwrap();
+    }
+    assert_eq!((loc.depth(), loc.lost_frames()), (21, 0));
+    let mut closed = 0;
+    assert!(
+        loc.on_exit_unwinding_costing(1, 100, EXIT, |_| closed += 1)
+            .unwrap()
+            .is_some()
+    );
+    assert_eq!((closed, loc.depth()), (7, 0));
+}

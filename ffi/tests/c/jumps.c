@@ -6,6 +6,8 @@
  * signal handler, and an ordinary function between them. Without closing
  * the abandoned frames at `recover`'s exit, every exit of `recover` was
  * refused and the region stack filled up with dead `dive` frames.
+ * Then recursion deeper than the region stack (64 frames): `deep`, 5000
+ * calls deep, returns normally; `recover_deep` jumps out of 300 `dive`s.
  */
 #include <setjmp.h>
 #include <signal.h>
@@ -44,6 +46,16 @@ static int interrupted(void) {
 
 static long work(int i) { return sink + i; }
 
+static long deep(long n) { return n == 0 ? 0 : 1 + deep(n - 1); }
+
+static int recover_deep(void) {
+    if (setjmp(jump) == 0) {
+        dive(300);
+        return 0;
+    }
+    return 1;
+}
+
 int main(void) {
     signal(SIGUSR1, on_signal);
     long recovered = 0, total = 0;
@@ -51,6 +63,10 @@ int main(void) {
         recovered += recover();
         recovered += interrupted();
         total += work(i);
+    }
+    for (int i = 0; i < 10; i++) {
+        recovered += recover_deep();
+        total += deep(5000);
     }
     printf("recovered %ld total %ld\n", recovered, total);
     return 0;
