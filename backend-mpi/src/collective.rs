@@ -517,6 +517,13 @@ impl Completion for Pending {
                 .merge(self.shape, self.me, begin, end, after.saturating_sub(end));
         }
     }
+
+    fn displaced(self: Box<Self>) {
+        // The exchange may still be under way on other ranks: completed
+        // later, like one whose request found no room (R12 bound).
+        let Pending { extra, buffers, .. } = *self;
+        orphan(extra, buffers);
+    }
 }
 
 /// Exchanges posted whose program request could not be tracked (the

@@ -111,6 +111,7 @@ fn add_mpi_figures(path: &Path, m: &Mpi) {
             "overflow": t.overflow,
             "lost": t.lost,
             "unfixed": t.unfixed,
+            "reissued": t.reissued,
             "memory_bytes": t.memory_bytes,
         },
         "memory_bytes": t.memory_bytes as u64

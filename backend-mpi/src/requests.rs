@@ -43,6 +43,13 @@ pub trait Completion: Send {
     /// MPI's status (never `MPI_STATUS_IGNORE`) and the measured time the
     /// completion call began (its clock read after its own cost, R1).
     fn complete(self: Box<Self>, begin: u64, status: *mut MPI_Status, cancelled: bool);
+
+    /// Runs instead of [`Completion::complete`] when the MPI handed out the
+    /// request's handle again before heisen saw it complete (see
+    /// [`Table::insert`]): the request is complete, but when is unknown, so
+    /// nothing is merged; what the completion holds must still be let go
+    /// of without blocking.
+    fn displaced(self: Box<Self>) {}
 }
 
 impl core::fmt::Debug for dyn Completion {
@@ -129,6 +136,7 @@ struct Inner {
     lost: u64,
     unmeasured: heapless::index_set::FnvIndexSet<u64, UNMEASURED>,
     unfixed: u64,
+    reissued: u64,
 }
 
 /// The table.
@@ -166,6 +174,7 @@ pub fn table() -> &'static Table {
             lost: 0,
             unmeasured: heapless::index_set::FnvIndexSet::new(),
             unfixed: 0,
+            reissued: 0,
         }),
         wires: (0..CAPACITY)
             .map(|_| UnsafeCell::new(piggyback::blank()))
@@ -241,11 +250,38 @@ impl Table {
     }
 
     /// Files a posted request under its handle.
+    ///
+    /// A handle already filed means the request filed under it is complete:
+    /// the MPI never gives two live requests one handle, except a
+    /// predefined request that is complete from the start, which MPICH
+    /// returns for every send it finished at once (its lightweight
+    /// requests: 64 `MPI_Isend`s of 1 byte, one handle). The older entry is
+    /// then let go of here: its struct type and staging buffer are no
+    /// longer in use (its message has left), and a send merges nothing at
+    /// completion (R3: its record was taken when it was posted). Without
+    /// this the entries of such sends stayed in the table for good, and a
+    /// program's 4,097th such send ran unmeasured.
     pub fn insert(&self, request: MPI_Request, index: u16, entry: Entry) {
         let mut inner = self.lock();
         inner.entries[usize::from(index)] = Some(entry);
         // Cannot fail: the map holds at most one key per reserved slot.
-        let _ = inner.map.insert(sys::key(request), index);
+        let old = match inner.map.insert(sys::key(request), index) {
+            Ok(Some(old)) if old != index => old,
+            _ => return,
+        };
+        inner.reissued += 1;
+        let Some(entry) = inner.entries[usize::from(old)].take() else {
+            return;
+        };
+        if let Some(s) = entry.staged {
+            let _ = inner.stages_free.push(s.stage);
+        }
+        let _ = inner.free.push(old);
+        drop(inner);
+        free_datatype(entry.datatype);
+        if let Kind::Hook(hook) = entry.kind {
+            hook.displaced();
+        }
     }
 
     /// Gives back a slot whose operation was never posted or is done.
@@ -313,6 +349,7 @@ impl Table {
             overflow: inner.overflow,
             lost: inner.lost,
             unfixed: inner.unfixed,
+            reissued: inner.reissued,
             memory_bytes: core::mem::size_of::<Inner>()
                 + CAPACITY * (LEN + core::mem::size_of::<Option<Entry>>())
                 + STAGES * STAGE_BYTES,
@@ -415,6 +452,9 @@ pub struct Figures {
     /// Receives beyond the table and beyond [`UNMEASURED`]: their statuses
     /// count the record's bytes too.
     pub unfixed: u64,
+    /// Requests whose handle the MPI handed out again before heisen saw
+    /// them complete (MPICH's completed-at-once sends): let go of at once.
+    pub reissued: u64,
     /// Bytes the table takes.
     pub memory_bytes: usize,
 }

@@ -226,3 +226,32 @@ fn a_message_of_more_than_2_gib_is_counted_as_the_program_sent_it() {
     assert!(lines.iter().any(|l| l == "r1 huge bytes=2160000000"));
     assert!(lines.iter().any(|l| l == "r1 huge data whole"));
 }
+
+/// Windows of nonblocking sends as the OSU bandwidth tests post them: every
+/// rank's request table stays small (MPICH's completed-at-once sends share
+/// one handle; their entries are let go of when the handle comes again)
+/// and nothing runs unmeasured or is printed.
+#[test]
+fn windows_of_sends_completed_at_once_keep_the_request_table_small() {
+    for ranks in [2, 3] {
+        let lines = same_both_ways("unseen_windows", ranks);
+        assert_eq!(lines.len(), ranks as usize, "{lines:?}");
+        // compare()'s scratch directory, not cleared by asking its path.
+        let dir = std::env::temp_dir()
+            .join(format!(
+                "heisen-mpi-{}-unseen-unseen_windows-{ranks}",
+                std::process::id()
+            ))
+            .join("reports");
+        for rank in 0..ranks {
+            let path = dir.join(format!("heisen.rank{rank}.json"));
+            let text = std::fs::read_to_string(&path).expect("rank report");
+            let report: serde_json::Value = serde_json::from_str(&text).expect("json");
+            let t = &report["mpi"]["requests"];
+            assert_eq!(t["overflow"], 0, "rank {rank} of {ranks}: {t}");
+            assert_eq!(t["lost"], 0, "rank {rank} of {ranks}: {t}");
+            let peak = t["peak"].as_u64().expect("peak");
+            assert!(peak <= 2 * 64 + 8, "rank {rank} of {ranks}: {t}");
+        }
+    }
+}
