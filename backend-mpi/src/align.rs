@@ -24,8 +24,9 @@
 //!   keeps each process's own TSC clock, aligned by offsets as if each
 //!   rank were on a node of its own.
 //! - At `MPI_Init`, every rank measures its clock's offset from rank 0's
-//!   with a few ping-pongs (the sample with the shortest round trip wins,
-//!   as OTF2 tools do; its half round trip bounds the error). When the
+//!   with a few ping-pongs to its parent in a binomial tree (the sample
+//!   with the shortest round trip wins, as OTF2 tools do; half the round
+//!   trips along the path to rank 0 bound the error). When the
 //!   ranks do not share one clock (several nodes, or per-process TSC
 //!   clocks), records are converted to rank 0's time base when sent and
 //!   back to the receiver's when received ([`to_common`], [`to_local`]);
@@ -44,9 +45,12 @@
 //!   back to the delay-only form's record handling: it reports
 //!   `aligned: false` and applies no offset.
 //!
-//! Rank 0 pings each rank in turn on a private duplicate of
-//! `MPI_COMM_WORLD` (so no program message can match heisen's), so the
-//! set-up costs O(P) round trips at rank 0: about 10 µs per rank here.
+//! The ping-pongs run on a private duplicate of `MPI_COMM_WORLD` (so no
+//! program message can match heisen's) along a binomial tree: each rank
+//! measures its offset to its parent and adds the parent's offset to rank
+//! 0, so the set-up takes O(log P) steps of [`ROUNDS`] round trips (pairs
+//! of one step at once) and no rank takes part in more than ⌈log2 P⌉+1
+//! exchanges.
 
 use core::ffi::{c_int, c_void};
 use core::sync::atomic::{AtomicBool, AtomicI64, Ordering};
@@ -80,8 +84,15 @@ pub fn runtime() -> &'static Runtime {
     heisen_shmem::runtime()
 }
 
-/// Ping-pongs per rank at each measurement.
-pub const ROUNDS: usize = 12;
+/// Ping-pongs per rank at each measurement where offsets are applied.
+pub const ROUNDS: c_int = 12;
+
+/// Ping-pongs per rank where every rank reads one clock (one node, with
+/// the node's TSC conversion or `CLOCK_MONOTONIC`): the offsets are then a
+/// check, not applied, and on ranks oversubscribing their cores each round
+/// trip may wait for a time slice (MPICH's `comm/ic2`, 33 ranks on 2
+/// cores, spent seconds in 12 of them per pair).
+pub const CHECK_ROUNDS: c_int = 2;
 
 /// This rank's clock offset to rank 0's, applied to records (0 on one node).
 static APPLIED: AtomicI64 = AtomicI64::new(0);
@@ -112,6 +123,12 @@ pub struct Clock {
     pub at_init: u64,
     /// Clock read of the final measurement.
     pub at_final: Option<u64>,
+    /// Ranks this rank exchanged ping-pongs with at each measurement (its
+    /// parent and children in the tree): at most ⌈log2 P⌉ + 1.
+    pub partners: c_int,
+    /// Ping-pongs per partner ([`ROUNDS`], or [`CHECK_ROUNDS`] where every
+    /// rank reads one clock).
+    pub rounds: c_int,
 }
 
 impl Clock {
@@ -154,76 +171,131 @@ fn now() -> u64 {
     heisen_shmem::runtime().now()
 }
 
-/// `ROUNDS` ping-pongs between rank 0 and every other rank on `comm`:
-/// this rank's offset to rank 0 (rank 0's clock minus this one's) and the
-/// shortest round trip; `None` on an MPI error.
-fn measure(comm: MPI_Comm, rank: c_int, size: c_int) -> Option<(i64, u64)> {
+/// The rank that measures `rank` in the binomial tree of [`measure`]
+/// (rank minus its highest power of two), and the step at which it does.
+pub fn tree_parent(rank: c_int) -> Option<(c_int, c_int)> {
+    (rank > 0).then(|| {
+        let step = 1 << (c_int::BITS - 1 - rank.leading_zeros());
+        (rank - step, step)
+    })
+}
+
+/// The ranks that `rank` measures, in order: `rank + step` for every power
+/// of two `step` above `rank` (binomial tree, as MPICH's own bcast).
+pub fn tree_children(rank: c_int, size: c_int) -> impl Iterator<Item = c_int> {
+    let first = tree_parent(rank).map_or(1, |(_, step)| step << 1);
+    core::iter::successors(Some(first), |&s| s.checked_mul(2))
+        .take_while(move |&step| rank + step < size && step > rank)
+        .map(move |step| rank + step)
+}
+
+/// This rank's offset to rank 0 (rank 0's clock minus this one's) and the
+/// round trips it rests on; `None` on an MPI error.
+///
+/// Measured along a binomial tree (O(log P) steps, each rank in at most
+/// ⌈log2 P⌉ exchanges; pairs of one step run at once): each rank
+/// measures its offset to its parent with `rounds` ping-pongs (the
+/// shortest round trip wins), then its parent, which knows its own offset
+/// to rank 0 already, sends it, and the two add up. The round trip
+/// reported is the sum of the shortest ones along the path to rank 0, so
+/// half of it still bounds the error. (Rank 0 pinging every rank in turn
+/// was O(P) sequential round trips: with 33 ranks busy-polling on 2 cores
+/// each hand-over waited for a time slice, and `MPI_Init` took tens of
+/// seconds.)
+fn measure(comm: MPI_Comm, rank: c_int, size: c_int, rounds: c_int) -> Option<(i64, u64)> {
     const TAG: c_int = 1;
     // SAFETY: reading a constant handle.
-    let byte = unsafe { sys::RSMPI_UINT64_T };
+    let word = unsafe { sys::RSMPI_UINT64_T };
     let ok = |rc: c_int| (rc == sys::success()).then_some(());
-    if rank == 0 {
-        for peer in 1..size {
-            for _ in 0..ROUNDS {
-                let mut ping = 0u64;
-                // SAFETY: one u64 each way on heisen's private communicator.
-                unsafe {
-                    ok(sys::PMPI_Recv(
-                        (&raw mut ping).cast::<c_void>(),
-                        1,
-                        byte,
-                        peer,
-                        TAG,
-                        comm,
-                        sys::status_ignore(),
-                    ))?;
-                    let t0 = now();
-                    ok(sys::PMPI_Send(
-                        (&raw const t0).cast::<c_void>(),
-                        1,
-                        byte,
-                        peer,
-                        TAG,
-                        comm,
-                    ))?;
-                }
+    let mut mine: (i64, u64) = (0, 0);
+    if let Some((parent, _)) = tree_parent(rank) {
+        let mut best: Option<(i64, u64)> = None;
+        for _ in 0..rounds {
+            let t1 = now();
+            let mut t0 = 0u64;
+            // SAFETY: one u64 each way on heisen's private communicator.
+            unsafe {
+                ok(sys::PMPI_Send(
+                    (&raw const t1).cast::<c_void>(),
+                    1,
+                    word,
+                    parent,
+                    TAG,
+                    comm,
+                ))?;
+                ok(sys::PMPI_Recv(
+                    (&raw mut t0).cast::<c_void>(),
+                    1,
+                    word,
+                    parent,
+                    TAG,
+                    comm,
+                    sys::status_ignore(),
+                ))?;
+            }
+            let t2 = now();
+            let rtt = t2.saturating_sub(t1);
+            // the parent read t0 halfway through the round trip (symmetric links)
+            let offset = t0 as i64 - (t1 / 2 + t2 / 2 + (t1 % 2 + t2 % 2) / 2) as i64;
+            if best.is_none_or(|(_, r)| rtt < r) {
+                best = Some((offset, rtt));
             }
         }
-        return Some((0, 0));
-    }
-    let mut best: Option<(i64, u64)> = None;
-    for _ in 0..ROUNDS {
-        let t1 = now();
-        let mut t0 = 0u64;
-        // SAFETY: as above.
+        let (offset, rtt) = best?;
+        let mut path = [0u64; 2];
+        // SAFETY: the parent's offset to rank 0 and its path's round trips.
         unsafe {
-            ok(sys::PMPI_Send(
-                (&raw const t1).cast::<c_void>(),
-                1,
-                byte,
-                0,
-                TAG,
-                comm,
-            ))?;
             ok(sys::PMPI_Recv(
-                (&raw mut t0).cast::<c_void>(),
-                1,
-                byte,
-                0,
+                path.as_mut_ptr().cast::<c_void>(),
+                2,
+                word,
+                parent,
                 TAG,
                 comm,
                 sys::status_ignore(),
             ))?;
         }
-        let t2 = now();
-        let rtt = t2.saturating_sub(t1);
-        // rank 0 read t0 halfway through the round trip (symmetric links)
-        let offset = t0 as i64 - (t1 / 2 + t2 / 2 + (t1 % 2 + t2 % 2) / 2) as i64;
-        if best.is_none_or(|(_, r)| rtt < r) {
-            best = Some((offset, rtt));
+        mine = (offset + path[0] as i64, rtt.saturating_add(path[1]));
+    }
+    for child in tree_children(rank, size) {
+        for _ in 0..rounds {
+            let mut ping = 0u64;
+            // SAFETY: as above.
+            unsafe {
+                ok(sys::PMPI_Recv(
+                    (&raw mut ping).cast::<c_void>(),
+                    1,
+                    word,
+                    child,
+                    TAG,
+                    comm,
+                    sys::status_ignore(),
+                ))?;
+                let t0 = now();
+                ok(sys::PMPI_Send(
+                    (&raw const t0).cast::<c_void>(),
+                    1,
+                    word,
+                    child,
+                    TAG,
+                    comm,
+                ))?;
+            }
+        }
+        let path = [mine.0 as u64, mine.1];
+        // SAFETY: as above.
+        unsafe {
+            ok(sys::PMPI_Send(
+                path.as_ptr().cast::<c_void>(),
+                2,
+                word,
+                child,
+                TAG,
+                comm,
+            ))?;
         }
     }
-    best
+    Some(mine)
 }
 
 /// Least span of the node leader's TSC calibration (from its clock's start
@@ -388,8 +460,30 @@ pub fn at_init(rank: c_int, size: c_int) {
     let installed = node_clock(node, node_rank);
     *NODE_CLOCK.lock().unwrap_or_else(|p| p.into_inner()) = installed;
     let node_shared = installed.is_some();
+    // every rank must make the same number of round trips: the fewer
+    // only where all read one clock
+    let kind = heisen_shmem::runtime().clock().kind();
+    let shared = one_node && matches!(kind, ClockKind::Monotonic | ClockKind::NodeTsc);
+    let mine = c_int::from(shared);
+    let mut all_shared: c_int = 0;
+    // SAFETY: one int each, on heisen's communicator.
+    let rc = unsafe {
+        sys::PMPI_Allreduce(
+            (&raw const mine).cast::<c_void>(),
+            (&raw mut all_shared).cast::<c_void>(),
+            1,
+            sys::RSMPI_INT32_T,
+            sys::RSMPI_MIN,
+            comm,
+        )
+    };
+    let rounds = if rc == sys::success() && all_shared != 0 {
+        CHECK_ROUNDS
+    } else {
+        ROUNDS
+    };
     let at_init = now();
-    let mut measured = measure(comm, rank, size);
+    let mut measured = measure(comm, rank, size, rounds);
     if node_shared && !one_node {
         // ranks of one node keep one clock: all take their leader's offset
         measured = node_leaders(node, measured);
@@ -401,13 +495,13 @@ pub fn at_init(rank: c_int, size: c_int) {
         one_node,
         node_ranks,
         at_init,
+        partners: tree_children(rank, size).count() as c_int + c_int::from(rank > 0),
+        rounds,
         ..Clock::default()
     };
     if let Some((offset, rtt)) = measured {
         clock.offset_init = offset;
         clock.rtt_init = rtt;
-        let kind = heisen_shmem::runtime().clock().kind();
-        let shared = one_node && matches!(kind, ClockKind::Monotonic | ClockKind::NodeTsc);
         clock.one_clock = shared;
         if !shared {
             APPLY.store(true, Ordering::Relaxed);
@@ -446,7 +540,7 @@ pub fn at_finalize(rank: c_int, size: c_int) {
     };
     if clock.aligned && clock.at_final.is_none() {
         clock.at_final = Some(now());
-        if let Some((offset, rtt)) = measure(*comm, rank, size) {
+        if let Some((offset, rtt)) = measure(*comm, rank, size, clock.rounds) {
             clock.offset_final = Some(offset);
             clock.rtt_final = Some(rtt);
         }
@@ -482,6 +576,8 @@ pub fn report_json() -> serde_json::Value {
             "rtt_init_ns": c.rtt_init,
             "offset_final_ns": c.offset_final,
             "rtt_final_ns": c.rtt_final,
+            "partners": c.partners,
+            "rounds": c.rounds,
             "drift_ppm": c.drift_ppm(),
             "error_ns": c.error_ns(),
             "node_clock": node_clock_json(),
@@ -530,4 +626,42 @@ pub fn to_local(record: &mut Record) {
 #[inline]
 pub fn applied_offset() -> i64 {
     APPLIED.load(Ordering::Relaxed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{tree_children, tree_parent};
+
+    /// Every rank but 0 has one parent, which lists it among its children
+    /// and is measured before it; nobody has more than ⌈log2 P⌉ + 1
+    /// partners, and rank 0's path is at most ⌈log2 P⌉ deep.
+    #[test]
+    fn the_tree_reaches_every_rank_in_log_steps() {
+        for size in 1..=70 {
+            let log = (size as u32).next_power_of_two().trailing_zeros() as usize;
+            let mut parent_of = vec![None; size as usize];
+            for r in 0..size {
+                let children: Vec<_> = tree_children(r, size).collect();
+                let partners = children.len() + usize::from(r > 0);
+                assert!(partners <= log + 1, "size {size} rank {r}: {children:?}");
+                for c in children {
+                    assert!(c > r && c < size);
+                    assert_eq!(tree_parent(c).map(|(p, _)| p), Some(r));
+                    assert!(parent_of[c as usize].replace(r).is_none());
+                }
+            }
+            assert_eq!(tree_parent(0), None);
+            for r in 1..size {
+                assert!(
+                    parent_of[r as usize].is_some(),
+                    "size {size}: rank {r} unreached"
+                );
+                let (mut depth, mut at) = (0, r);
+                while let Some((p, _)) = tree_parent(at) {
+                    (depth, at) = (depth + 1, p);
+                }
+                assert!(depth <= log, "size {size} rank {r}: depth {depth}");
+            }
+        }
+    }
 }

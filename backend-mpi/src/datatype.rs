@@ -174,11 +174,22 @@ pub fn joined(
     }
     let lengths: [c_int; 2] = [LEN as c_int, count];
     let types = [sys::byte(), datatype];
+    // No data (count 0, or a type of size 0 such as an hindexed type of
+    // empty blocks): the record alone. With the empty part in, the struct's
+    // true lower bound may be 0 (a null `buf` at displacement 0), and
+    // MPICH then refuses `MPI_BOTTOM` as a null buffer although the
+    // program's own call was valid (MPICH's `datatype/hindexed_zeros`).
+    let mut size: c_int = -1;
+    let empty = count == 0
+        // SAFETY: writes `size` only; an invalid type leaves it at -1.
+        || (unsafe { sys::PMPI_Type_size(datatype, &mut size) } == sys::success() && size == 0);
+    let blocks: c_int = if empty { 1 } else { 2 };
     let mut joined = sys::byte();
-    // SAFETY: three arrays of two valid entries; writes `joined` only.
+    // SAFETY: three arrays of two valid entries, of which the first
+    // `blocks` are read; writes `joined` only.
     let rc = unsafe {
         sys::PMPI_Type_create_struct(
-            2,
+            blocks,
             lengths.as_ptr(),
             at.as_ptr(),
             types.as_ptr(),

@@ -400,6 +400,45 @@ fn clock_alignment_is_reported_per_rank() {
     }
 }
 
+/// The set-up's ping-pongs run along a binomial tree, not from rank 0 to
+/// every rank in turn: MPICH's `comm/ic2` (33 ranks on 2 cores) timed out
+/// with heisen because 32 × 12 sequential round trips each waited for a
+/// time slice of busy-polling ranks. Each rank's partners are its tree
+/// parent and children (at most ⌈log2 P⌉ + 1; rank 0 has 3 of 7 others
+/// at 8 ranks), and every rank still gets its offsets measured.
+#[test]
+fn clock_alignment_runs_along_a_tree_on_8_ranks() {
+    // a ring, a wildcard and a collective, printing nothing
+    let exe = c_program("unseen_silent.c");
+    let ranks = 8u32;
+    let (_, reports) = same_output(&exe, ranks, "tree", &[]);
+    for (r, report) in reports.ranks.iter().enumerate() {
+        let clock = &mpi(report)["clock"];
+        assert_eq!(clock["aligned"], Value::Bool(true), "rank {r}: {clock}");
+        // parent (all but rank 0) and children r + 2^k, 2^k > r
+        let children = (0..3)
+            .map(|k| 1usize << k)
+            .filter(|&step| step > r && r + step < ranks as usize)
+            .count();
+        let expected = children + usize::from(r > 0);
+        assert_eq!(
+            clock["partners"].as_u64(),
+            Some(expected as u64),
+            "rank {r}: {clock}"
+        );
+        assert!(
+            clock["offset_init_ns"].as_i64().is_some(),
+            "rank {r}: {clock}"
+        );
+        assert!(
+            clock["offset_final_ns"].as_i64().is_some(),
+            "rank {r}: {clock}"
+        );
+    }
+    let zero = &mpi(&reports.ranks[0])["clock"];
+    assert_eq!(zero["partners"].as_u64(), Some(3), "{zero}");
+}
+
 /// Whether this machine's processes can share one TSC conversion (as
 /// `tests/common`'s, which this file does not include).
 fn tsc_shareable() -> bool {

@@ -101,6 +101,22 @@ fn derived_types_with_holes_negative_bounds_and_pending_frees_on_2_and_3_ranks()
     }
 }
 
+/// MPICH's `datatype/hindexed_zeros`: a type of size 0 with a null buffer
+/// failed with heisen ("Null buffer pointer") and passed plain.
+#[test]
+fn a_type_of_size_zero_with_a_null_buffer_on_2_and_3_ranks() {
+    for ranks in [2, 3] {
+        let lines = same_both_ways("unseen_zeros", ranks);
+        assert!(lines.iter().any(|l| l == "r0 self irecv rc=0"), "{lines:?}");
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.starts_with("r1 irecv wait rc=0 ") && l.ends_with("count=0 elements=0")),
+            "{lines:?}"
+        );
+    }
+}
+
 #[test]
 fn null_arrays_cancels_persistent_restarts_and_startall_on_2_and_3_ranks() {
     for ranks in [2, 3] {
