@@ -207,11 +207,6 @@ pub fn advance(requests: &[MPI_Request], wait: bool) -> bool {
     pending
 }
 
-/// Whether `request` is an exchange still pending.
-pub fn is_pending(request: MPI_Request) -> bool {
-    lookup(request).is_some_and(|p| !p.inner.lock().unwrap_or_else(|e| e.into_inner()).done)
-}
-
 /// `MPI_Request_free` of a pending exchange (§3.7.3): the inner requests
 /// are freed through heisen's `MPI_Request_free` (which keeps their
 /// record memory until they complete), the packed data is kept for good

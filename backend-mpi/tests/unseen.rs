@@ -332,3 +332,16 @@ fn isendrecv_replace_with_vector_and_bottom_types_and_proc_null_peers() {
         assert!(lines.iter().any(|l| l == line), "{line} not in {lines:?}");
     }
 }
+
+#[test]
+fn more_elements_than_an_int_counts_through_the_c_calls_and_a_contiguous_type() {
+    let lines = same_both_ways("unseen_huge_c", 2);
+    for line in [
+        "r1 recv rc=0 source=0 tag=7 count_c=2147483672 count=-32766 undefined=1",
+        "r1 recv data whole",
+        "r0 irecv_c rc=0 source=1 tag=8 count_c=2147483672 count=-32766 undefined=1",
+        "r0 irecv_c data whole",
+    ] {
+        assert!(lines.iter().any(|l| l == line), "{line} not in {lines:?}");
+    }
+}

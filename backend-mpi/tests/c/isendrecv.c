@@ -220,6 +220,16 @@ static void edges_section(MPI_Comm comm) {
         rc = MPI_Wait(&rq, &st);
         show_status("proc_null replace", rc, &st, MPI_INT);
         show_ints("proc_null replace", a, 4);
+        /* cancelled: the send was received, the receive is never matched */
+        MPI_Isendrecv(a, 4, MPI_INT, 1, 37, b, 4, MPI_INT, 1, 38, comm, &rq);
+        MPI_Barrier(comm);
+        rc = MPI_Cancel(&rq);
+        SAY("cancel rc=%d", error_class(rc));
+        rc = MPI_Wait(&rq, &st);
+        int cancelled = -1;
+        MPI_Test_cancelled(&st, &cancelled);
+        SAY("cancel wait rc=%d cancelled=%d null=%d", error_class(rc), cancelled,
+            rq == MPI_REQUEST_NULL);
     } else if (me == 1) {
         rc = MPI_Recv(b, 24, MPI_INT, 0, 31, comm, &st);
         show_status("peer 31", rc, &st, MPI_INT);
@@ -235,6 +245,9 @@ static void edges_section(MPI_Comm comm) {
         show_status("peer 35", rc, &st, MPI_INT);
         fill(a, 4, 970);
         MPI_Send(a, 4, MPI_INT, 0, 36, comm);
+        rc = MPI_Recv(b, 24, MPI_INT, 0, 37, comm, &st);
+        show_status("peer 37", rc, &st, MPI_INT);
+        MPI_Barrier(comm);
     }
     MPI_Type_free(&vec);
     MPI_Barrier(comm);
