@@ -328,6 +328,8 @@ fn isendrecv_replace_with_vector_and_bottom_types_and_proc_null_peers() {
         "r0 proc_null dest [ 970 971 972 973 ]",
         "r0 proc_null replace rc=0 source=-1 tag=-1 count=0 elements=0",
         "r0 proc_null replace [ 500 501 502 503 ]",
+        "r1 peer 37 rc=0 source=0 tag=37 count=4 elements=4",
+        "r0 cancel wait rc=0 cancelled=1 null=1",
     ] {
         assert!(lines.iter().any(|l| l == line), "{line} not in {lines:?}");
     }
