@@ -168,6 +168,8 @@ pub unsafe extern "C" fn MPI_Wait(request: *mut MPI_Request, status: *mut MPI_St
         return unsafe { sys::PMPI_Wait(request, status) };
     };
     static REGION: Named = Named::new("MPI_Wait");
+    // SAFETY: the program's request.
+    crate::isendrecv::advance(&[unsafe { *request }], true);
     let mut flag: c_int = 1;
     single(
         m,
@@ -191,6 +193,8 @@ pub unsafe extern "C" fn MPI_Test(
         return unsafe { sys::PMPI_Test(request, flag, status) };
     };
     static REGION: Named = Named::new("MPI_Test");
+    // SAFETY: the program's request.
+    crate::isendrecv::advance(&[unsafe { *request }], false);
     // SAFETY: the program's arguments, with the status heisen reads.
     single(
         m,
@@ -307,6 +311,36 @@ fn many(
     })
 }
 
+/// Completes heisen's own inner requests (`isendrecv`) without a region of
+/// their own: waits for all of `array` when `wait`, tests them otherwise,
+/// and finishes what completed as the program's completions do (fixed
+/// statuses, records merged). Returns the MPI's code and whether all
+/// completed.
+pub(crate) fn settle(
+    m: &Mpi,
+    array: &mut [MPI_Request],
+    sts: *mut MPI_Status,
+    wait: bool,
+) -> (c_int, bool) {
+    let befores = array.to_vec();
+    let taken = table().take_all(&befores);
+    let begin = merge::begin(m);
+    let n = array.len() as c_int;
+    // SAFETY: `array.len()` live requests and as many statuses.
+    let (rc, all) = unsafe {
+        if wait {
+            (sys::PMPI_Waitall(n, array.as_mut_ptr(), sts), true)
+        } else {
+            let mut flag: c_int = 0;
+            let rc = sys::PMPI_Testall(n, array.as_mut_ptr(), &mut flag, sts);
+            (rc, flag != 0 || rc == sys::err_in_status())
+        }
+    };
+    let done = if all { Done::All(rc) } else { Done::Nothing };
+    finish_many(m, begin, &befores, taken, sts, done, rc);
+    (rc, all)
+}
+
 macro_rules! wrapper_or_pass {
     ($pass:expr) => {
         match ensure() {
@@ -327,6 +361,7 @@ pub unsafe extern "C" fn MPI_Waitall(
     // or statuses heisen owns of the right length.
     let m = wrapper_or_pass!(unsafe { sys::PMPI_Waitall(count, array, statuses) });
     static REGION: Named = Named::new("MPI_Waitall");
+    crate::isendrecv::advance(requests(array, count), true);
     many(
         m,
         &REGION,
@@ -354,6 +389,7 @@ pub unsafe extern "C" fn MPI_Testall(
 ) -> c_int {
     let m = wrapper_or_pass!(unsafe { sys::PMPI_Testall(count, array, flag, statuses) });
     static REGION: Named = Named::new("MPI_Testall");
+    crate::isendrecv::advance(requests(array, count), false);
     many(
         m,
         &REGION,
@@ -379,8 +415,21 @@ pub unsafe extern "C" fn MPI_Waitany(
 ) -> c_int {
     let m = wrapper_or_pass!(unsafe { sys::PMPI_Waitany(count, array, index, status) });
     static REGION: Named = Named::new("MPI_Waitany");
+    // A pending MPI_Isendrecv completes only through heisen: poll.
+    let pairs = crate::isendrecv::advance(requests(array, count), false);
     many(m, &REGION, array, count, status, 1, |s| {
-        let rc = unsafe { sys::PMPI_Waitany(count, array, index, s) };
+        let rc = if pairs {
+            let mut flag: c_int = 0;
+            loop {
+                let rc = unsafe { sys::PMPI_Testany(count, array, index, &mut flag, s) };
+                if flag != 0 || rc != sys::success() {
+                    break rc;
+                }
+                crate::isendrecv::advance(requests(array, count), false);
+            }
+        } else {
+            unsafe { sys::PMPI_Waitany(count, array, index, s) }
+        };
         let i = unsafe { *index };
         (
             rc,
@@ -405,6 +454,7 @@ pub unsafe extern "C" fn MPI_Testany(
 ) -> c_int {
     let m = wrapper_or_pass!(unsafe { sys::PMPI_Testany(count, array, index, flag, status) });
     static REGION: Named = Named::new("MPI_Testany");
+    crate::isendrecv::advance(requests(array, count), false);
     many(m, &REGION, array, count, status, 1, |s| {
         let rc = unsafe { sys::PMPI_Testany(count, array, index, flag, s) };
         let i = unsafe { *index };
@@ -457,6 +507,8 @@ pub unsafe extern "C" fn MPI_Waitsome(
     let m =
         wrapper_or_pass!(unsafe { sys::PMPI_Waitsome(count, array, outcount, indices, statuses) });
     static REGION: Named = Named::new("MPI_Waitsome");
+    // A pending MPI_Isendrecv completes only through heisen: poll.
+    let pairs = crate::isendrecv::advance(requests(array, count), false);
     some(
         m,
         &REGION,
@@ -465,7 +517,18 @@ pub unsafe extern "C" fn MPI_Waitsome(
         outcount,
         indices,
         statuses,
-        |s| unsafe { sys::PMPI_Waitsome(count, array, outcount, indices, s) },
+        |s| unsafe {
+            if !pairs {
+                return sys::PMPI_Waitsome(count, array, outcount, indices, s);
+            }
+            loop {
+                let rc = sys::PMPI_Testsome(count, array, outcount, indices, s);
+                if *outcount != 0 || rc != sys::success() {
+                    break rc;
+                }
+                crate::isendrecv::advance(requests(array, count), false);
+            }
+        },
     )
 }
 
@@ -481,6 +544,7 @@ pub unsafe extern "C" fn MPI_Testsome(
     let m =
         wrapper_or_pass!(unsafe { sys::PMPI_Testsome(count, array, outcount, indices, statuses) });
     static REGION: Named = Named::new("MPI_Testsome");
+    crate::isendrecv::advance(requests(array, count), false);
     some(
         m,
         &REGION,

@@ -102,12 +102,21 @@ fn named_size(datatype: MPI_Datatype) -> Option<usize> {
     {
         return Some(size);
     }
-    let (mut ints, mut addrs, mut types, mut combiner) = (0, 0, 0, 0);
-    // SAFETY: envelope queries write only the four out-parameters; an
+    let (mut ints, mut addrs, mut large, mut types, mut combiner) = (0, 0, 0, 0, 0);
+    // SAFETY: envelope queries write only the five out-parameters; an
     // invalid datatype returns an error (the struct path then reports it
-    // through the user's own call).
+    // through the user's own call). The `_c` query: the `int` one fails
+    // (fatally, under the default error handler) on a type built with a
+    // count beyond `int` (MPICH 4.0.2 says "use MPI_Type_get_envelope_c").
     let named = unsafe {
-        sys::PMPI_Type_get_envelope(datatype, &mut ints, &mut addrs, &mut types, &mut combiner)
+        sys::PMPI_Type_get_envelope_c(
+            datatype,
+            &mut ints,
+            &mut addrs,
+            &mut large,
+            &mut types,
+            &mut combiner,
+        )
     } == sys::success()
         && combiner == sys::combiner_named();
     if !named {

@@ -68,7 +68,42 @@ pub unsafe extern "C" fn MPI_Sendrecv(
             )
         };
     };
-    region::call(&REGION_SENDRECV, || {
+    sendrecv(
+        m,
+        &REGION_SENDRECV,
+        sendbuf,
+        sendcount,
+        sendtype,
+        dest,
+        sendtag,
+        recvbuf,
+        recvcount,
+        recvtype,
+        source,
+        recvtag,
+        comm,
+        st,
+    )
+}
+
+/// `MPI_Sendrecv`'s measured part, in region `region` (also `MPI_Sendrecv_c`'s).
+pub(crate) fn sendrecv(
+    m: &Mpi,
+    region: &'static Named,
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    dest: c_int,
+    sendtag: c_int,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+    source: c_int,
+    recvtag: c_int,
+    comm: MPI_Comm,
+    st: *mut MPI_Status,
+) -> c_int {
+    region::call(region, || {
         // Both halves small and contiguous: staged, as a blocking send and
         // receive are (two struct types per call cost about 1.4 µs here).
         if let (Some(out_bytes), Some(in_bytes)) = (
@@ -77,7 +112,7 @@ pub unsafe extern "C" fn MPI_Sendrecv(
         ) && let Some(rc) = datatype::with_both_stages(|out, inb| {
             staged_sendrecv(
                 m,
-                &REGION_SENDRECV,
+                region,
                 (out, out_bytes),
                 sendbuf,
                 dest,
@@ -127,7 +162,7 @@ pub unsafe extern "C" fn MPI_Sendrecv(
         };
         datatype::free(send);
         datatype::free(recv);
-        merge_in(m, &REGION_SENDRECV, begin, &inw, rc, status, source);
+        merge_in(m, region, begin, &inw, rc, status, source);
         rc
     })
 }
@@ -222,7 +257,27 @@ pub unsafe extern "C" fn MPI_Sendrecv_replace(
         };
     };
     static REGION: Named = Named::new("MPI_Sendrecv_replace");
-    region::call(&REGION, || {
+    sendrecv_replace(
+        m, &REGION, buf, count, datatype, dest, sendtag, source, recvtag, comm, st,
+    )
+}
+
+/// `MPI_Sendrecv_replace`'s measured part, in region `region` (also
+/// `MPI_Sendrecv_replace_c`'s).
+pub(crate) fn sendrecv_replace(
+    m: &Mpi,
+    region: &'static Named,
+    buf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    sendtag: c_int,
+    source: c_int,
+    recvtag: c_int,
+    comm: MPI_Comm,
+    st: *mut MPI_Status,
+) -> c_int {
+    region::call(region, || {
         // Small and contiguous: as MPI_Sendrecv through both staging
         // buffers; the outgoing data is copied out of `buf` before the
         // incoming data is copied into it, as the replace requires.
@@ -230,7 +285,7 @@ pub unsafe extern "C" fn MPI_Sendrecv_replace(
             && let Some(rc) = datatype::with_both_stages(|out, inb| {
                 staged_sendrecv(
                     m,
-                    &REGION,
+                    region,
                     (out, bytes),
                     buf,
                     dest,
@@ -270,7 +325,7 @@ pub unsafe extern "C" fn MPI_Sendrecv_replace(
             )
         };
         datatype::free(t);
-        merge_in(m, &REGION, begin, &wire, rc, status, source);
+        merge_in(m, region, begin, &wire, rc, status, source);
         rc
     })
 }

@@ -27,6 +27,8 @@
 //! | [`completion`] | `Wait*`, `Test*`: finish what completed, merge, put back the rest |
 //! | [`persistent`] | `Start`, `Startall`, `Request_free`, `Request_get_status` |
 //! | [`exchange`] | `Sendrecv`, `Sendrecv_replace` |
+//! | [`isendrecv`] | `Isendrecv`, `Isendrecv_replace` (and `_c`): heisen's own receive and send behind one generalized request, which the completion wrappers advance |
+//! | [`large`] | the large-count `_c` point-to-point calls: the count narrowed (a contiguous type above `int`), then their `int` twins' wrappers |
 //! | [`probe`] | `Probe`, `Iprobe`, `Mprobe`, `Improbe`: fixed statuses |
 //! | [`bsend`] | `Buffer_attach`/`_detach`: room for the records of buffered sends |
 //! | [`report`] | each rank's report at `MPI_Finalize`, rank 0's merged run report and summary |
@@ -56,6 +58,8 @@ pub mod comm;
 pub mod completion;
 pub mod datatype;
 pub mod exchange;
+pub mod isendrecv;
+pub mod large;
 pub mod merge;
 pub mod nonblocking;
 pub mod p2p;

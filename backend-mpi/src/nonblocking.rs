@@ -17,7 +17,7 @@ use crate::sys::{self, MPI_Comm, MPI_Datatype, MPI_Message, MPI_Request};
 
 /// How a posted operation starts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Post {
+pub(crate) enum Post {
     /// Active at once (`Isend`, `Irecv`): the type is freed right away.
     Now,
     /// Persistent (`*_init`): the type lives as long as the request, the
@@ -136,7 +136,7 @@ fn staged(
 
 /// A posted send: an immediate one takes its record now (R3); a
 /// persistent one at each `MPI_Start`.
-fn posted_send(
+pub(crate) fn posted_send(
     region: &'static Named,
     how: Post,
     f: crate::p2p::PostFn,
@@ -153,66 +153,86 @@ fn posted_send(
         return unsafe { f(buf, count, datatype, dest, tag, comm, request) };
     };
     region::call(region, || {
-        let small = datatype::stageable(buf, count, datatype);
-        let bytes = small.unwrap_or_else(|| crate::p2p::payload_bytes(count, datatype));
-        if how == Post::Now
-            && let Some(n) = small
-        {
-            let fill = |stage: &mut [u8]| {
-                let (record, data) = stage.split_at_mut(LEN);
-                let wire: &mut Wire = record.try_into().expect("a record's length");
-                merge::release(m, wire);
-                if n > 0 {
-                    // SAFETY: a predefined datatype: `n` contiguous bytes.
-                    data.copy_from_slice(unsafe { core::slice::from_raw_parts(buf.cast(), n) });
-                }
-            };
-            let call = |b: *mut c_void, c, r| {
-                // SAFETY: the staging buffer holds `c` bytes.
-                unsafe { f(b, c, sys::byte(), dest, tag, comm, r) }
-            };
-            if let Some(rc) = staged(
-                Kind::Send,
-                false,
-                core::ptr::null_mut(),
-                0,
-                n,
-                request,
-                fill,
-                call,
-            ) {
-                merge::sent(region.id(), dest, bytes, None);
-                return rc;
-            }
-        }
-        let (index, wire) = slot(piggyback::empty().as_ptr().cast_mut());
-        if let Some(i) = index {
-            release_into(m, table().wire(i), how);
-        }
-        let rc = post(
-            how,
-            || Kind::Send,
-            wire,
-            index,
-            buf,
-            count,
-            datatype,
-            request,
-            |b, c, t, r| {
-                // SAFETY: a joined type from MPI_BOTTOM and the program's request.
-                unsafe { f(b, c, t, dest, tag, comm, r) }
-            },
-        );
-        if how == Post::Now {
-            merge::sent(
-                region.id(),
-                dest,
-                crate::p2p::payload_bytes(count, datatype),
-                None,
-            );
-        }
-        rc
+        send_posted(
+            m, region, how, f, buf, count, datatype, dest, tag, comm, request,
+        )
     })
+}
+
+/// [`posted_send`]'s measured part, inside the caller's region (a real
+/// peer: not `MPI_PROC_NULL`); `MPI_Isendrecv` posts its send with it.
+pub(crate) fn send_posted(
+    m: &Mpi,
+    region: &'static Named,
+    how: Post,
+    f: crate::p2p::PostFn,
+    buf: *const c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    let small = datatype::stageable(buf, count, datatype);
+    let bytes = small.unwrap_or_else(|| crate::p2p::payload_bytes(count, datatype));
+    if how == Post::Now
+        && let Some(n) = small
+    {
+        let fill = |stage: &mut [u8]| {
+            let (record, data) = stage.split_at_mut(LEN);
+            let wire: &mut Wire = record.try_into().expect("a record's length");
+            merge::release(m, wire);
+            if n > 0 {
+                // SAFETY: a predefined datatype: `n` contiguous bytes.
+                data.copy_from_slice(unsafe { core::slice::from_raw_parts(buf.cast(), n) });
+            }
+        };
+        let call = |b: *mut c_void, c, r| {
+            // SAFETY: the staging buffer holds `c` bytes.
+            unsafe { f(b, c, sys::byte(), dest, tag, comm, r) }
+        };
+        if let Some(rc) = staged(
+            Kind::Send,
+            false,
+            core::ptr::null_mut(),
+            0,
+            n,
+            request,
+            fill,
+            call,
+        ) {
+            merge::sent(region.id(), dest, bytes, None);
+            return rc;
+        }
+    }
+    let (index, wire) = slot(piggyback::empty().as_ptr().cast_mut());
+    if let Some(i) = index {
+        release_into(m, table().wire(i), how);
+    }
+    let rc = post(
+        how,
+        || Kind::Send,
+        wire,
+        index,
+        buf,
+        count,
+        datatype,
+        request,
+        |b, c, t, r| {
+            // SAFETY: a joined type from MPI_BOTTOM and the program's request.
+            unsafe { f(b, c, t, dest, tag, comm, r) }
+        },
+    );
+    if how == Post::Now {
+        merge::sent(
+            region.id(),
+            dest,
+            crate::p2p::payload_bytes(count, datatype),
+            None,
+        );
+    }
+    rc
 }
 
 /// Takes a send's record into slot memory `wire` now (an immediate send)
@@ -280,7 +300,7 @@ fn receives_staged() -> bool {
 
 /// A posted receive: its record lands in its slot; the merge is at
 /// completion.
-fn posted_recv(
+pub(crate) fn posted_recv(
     region: &'static Named,
     how: Post,
     wildcard: bool,
@@ -291,26 +311,41 @@ fn posted_recv(
     call: impl Fn(*const c_void, c_int, MPI_Datatype, *mut MPI_Request) -> c_int,
 ) -> c_int {
     region::call(region, || {
-        let site = region.id();
-        // Persistent receives are staged too: cancelling a receive posted
-        // with a struct type of large extent makes MPICH 4.0.2 print
-        // "yaksa: leaked handle pool objects" at MPI_Finalize, output a
-        // plain program does not have (MPI-4.0 §3.8.4 allows the cancel).
-        // Not under the mpi_f08 binding (see receives_staged).
-        if receives_staged()
-            && let Some(n) = datatype::stageable(buf, count, datatype)
-        {
-            let kind = Kind::Recv { site, wildcard };
-            let post = |b: *mut c_void, c, r| call(b.cast_const(), c, sys::byte(), r);
-            let persistent = how == Post::Persistent;
-            if let Some(rc) = staged(kind, persistent, buf, n, n, request, |_| {}, post) {
-                return rc;
-            }
-        }
-        let (index, wire) = slot(table().scratch());
-        let kind = || Kind::Recv { site, wildcard };
-        post(how, kind, wire, index, buf, count, datatype, request, call)
+        recv_posted(region, how, wildcard, buf, count, datatype, request, call)
     })
+}
+
+/// [`posted_recv`]'s part inside the caller's region; `MPI_Isendrecv`
+/// posts its receive with it.
+pub(crate) fn recv_posted(
+    region: &'static Named,
+    how: Post,
+    wildcard: bool,
+    buf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    request: *mut MPI_Request,
+    call: impl Fn(*const c_void, c_int, MPI_Datatype, *mut MPI_Request) -> c_int,
+) -> c_int {
+    let site = region.id();
+    // Persistent receives are staged too: cancelling a receive posted
+    // with a struct type of large extent makes MPICH 4.0.2 print
+    // "yaksa: leaked handle pool objects" at MPI_Finalize, output a
+    // plain program does not have (MPI-4.0 §3.8.4 allows the cancel).
+    // Not under the mpi_f08 binding (see receives_staged).
+    if receives_staged()
+        && let Some(n) = datatype::stageable(buf, count, datatype)
+    {
+        let kind = Kind::Recv { site, wildcard };
+        let post = |b: *mut c_void, c, r| call(b.cast_const(), c, sys::byte(), r);
+        let persistent = how == Post::Persistent;
+        if let Some(rc) = staged(kind, persistent, buf, n, n, request, |_| {}, post) {
+            return rc;
+        }
+    }
+    let (index, wire) = slot(table().scratch());
+    let kind = || Kind::Recv { site, wildcard };
+    post(how, kind, wire, index, buf, count, datatype, request, call)
 }
 
 macro_rules! posted_recvs {

@@ -174,7 +174,7 @@ pub fn recv_joined(
 
 // ----- blocking sends --------------------------------------------------------
 
-fn blocking_send(
+pub(crate) fn blocking_send(
     region: &'static Named,
     f: SendFn,
     buf: *const c_void,
@@ -214,10 +214,11 @@ fn blocking_send(
 
 /// Bytes of `count × datatype` (for the report), 0 when unknown.
 pub fn payload_bytes(count: c_int, datatype: MPI_Datatype) -> usize {
-    let mut size = 0;
-    // SAFETY: writes `size` only.
-    unsafe { sys::PMPI_Type_size(datatype, &mut size) };
-    (count.max(0) as usize).saturating_mul(size.max(0) as usize)
+    let mut size: sys::MPI_Count = 0;
+    // SAFETY: writes `size` only. 64-bit: a large-count type's size may
+    // exceed `int` (`large`).
+    unsafe { sys::PMPI_Type_size_x(datatype, &mut size) };
+    (count.max(0) as usize).saturating_mul(usize::try_from(size).unwrap_or(0))
 }
 
 macro_rules! blocking_sends {
@@ -249,7 +250,7 @@ blocking_sends! {
 
 /// A blocking receive through `call`: stages or joins, fixes the status,
 /// merges the record (R4/R5).
-fn blocking_recv(
+pub(crate) fn blocking_recv(
     m: &Mpi,
     region: &'static Named,
     buf: *mut c_void,

@@ -52,6 +52,11 @@ pub unsafe extern "C" fn MPI_Startall(count: c_int, array: *mut MPI_Request) -> 
 /// `MPI_REQUEST_NULL` as the standard says.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn MPI_Request_free(request: *mut MPI_Request) -> c_int {
+    if !request.is_null()
+        && let Some(rc) = crate::isendrecv::free_pending(request)
+    {
+        return rc;
+    }
     let taken = if request.is_null() || ensure().is_none() {
         None
     } else {
@@ -93,6 +98,8 @@ pub unsafe extern "C" fn MPI_Request_get_status(
     flag: *mut c_int,
     st: *mut MPI_Status,
 ) -> c_int {
+    // a pending MPI_Isendrecv completes only through heisen
+    crate::isendrecv::advance(&[request], false);
     // SAFETY: the program's arguments, unchanged.
     let rc = unsafe { sys::PMPI_Request_get_status(request, flag, st) };
     let shown = !flag.is_null() && unsafe { *flag } != 0;

@@ -271,3 +271,124 @@ fn windows_of_sends_completed_at_once_keep_the_request_table_small() {
         }
     }
 }
+
+#[test]
+fn large_count_calls_mixed_with_their_int_twins_on_2_and_3_ranks() {
+    for ranks in [2, 3] {
+        let lines = same_both_ways("unseen_large_count", ranks);
+        for line in [
+            "r1 send_c>recv rc=0 source=0 tag=1 count=10 elements=10",
+            "r1 send_c>recv big count_c=5000 elements_c=5000",
+            "r1 send>recv_c sum=11330",
+            "r1 vector send_c [ 40 41 43 44 46 47 49 50 51 52 54 55 57 58 60 61 ]",
+            "r1 persistent 2 sum=165330",
+            "r0 detach_c rc=0 same=1 size=272",
+            "r1 zero-size huge rc=0 source=0 tag=22 count=0 elements=0",
+            "r0 proc_null recv_c rc=0 source=-1 tag=-1 count=0 elements=0",
+        ] {
+            assert!(lines.iter().any(|l| l == line), "{line} not in {lines:?}");
+        }
+        assert_eq!(lines.iter().filter(|l| l.contains(" sum=")).count(), 20);
+    }
+}
+
+/// Runs `tests/c/isendrecv.c`'s `section` on 2 ranks with heisen (and,
+/// when `plain`, without): the lines of each, the measured run checked to
+/// exit 0 with nothing on stderr.
+fn isendrecv_runs(section: &str) -> (Vec<String>, Vec<String>) {
+    let dir = scratch(&format!("isendrecv-{section}"));
+    let exe = build("isendrecv", &dir);
+    let (plain_lines, measured_lines, reports) =
+        (dir.join("plain"), dir.join("measured"), dir.join("reports"));
+    for d in [&plain_lines, &measured_lines, &reports] {
+        std::fs::create_dir_all(d).expect("scratch directory");
+    }
+    let measured = common::run_with(
+        &exe,
+        2,
+        Some(&library()),
+        &measured_lines,
+        &reports,
+        &[section],
+        &[],
+    );
+    assert!(
+        measured.status.success() && measured.stderr.is_empty(),
+        "isendrecv {section} with heisen: {}",
+        String::from_utf8_lossy(&measured.stderr)
+    );
+    // MPICH 4.0.2's own MPI_Isendrecv leaves statuses empty, fails on
+    // MPI_PROC_NULL and on MPI_Request_free: the plain run is only a
+    // reference for payloads.
+    let _ = common::run_with(&exe, 2, None, &plain_lines, &dir, &[section], &[]);
+    (by_rank(&measured_lines, 2), by_rank(&plain_lines, 2))
+}
+
+#[test]
+fn isendrecv_against_plain_recv_and_send_completed_every_way() {
+    let (lines, plain) = isendrecv_runs("plain");
+    // payloads as MPICH's own MPI_Isendrecv delivers them
+    let sums = |l: &[String]| -> Vec<String> {
+        l.iter().filter(|l| l.contains(" sum")).cloned().collect()
+    };
+    assert_eq!(sums(&lines), sums(&plain));
+    assert_eq!(sums(&lines).len(), 16);
+    // statuses as MPI-4.0 §3.10.3 says: the receive's
+    for line in [
+        "r0 wait rc=0 source=1 tag=2 count=5000 elements=5000",
+        "r0 wait sum=-1195490460 null=1",
+        "r0 test rc=0 source=1 tag=4 count=10 elements=10",
+        "r0 waitany irecv rc=0 source=1 tag=7 count=10 elements=10",
+        "r0 waitany isendrecv rc=0 source=1 tag=9 count=5000 elements=5000",
+        "r0 testall rc=0 source=1 tag=11 count=10 elements=10",
+        "r0 waitsome 0 rc=0 source=1 tag=14 count=10 elements=10",
+        "r0 waitsome 1 rc=0 source=1 tag=16 count=10 elements=10",
+        "r0 get_status rc=0 source=1 tag=18 count=10 elements=10",
+        "r0 get_status wait rc=0 source=1 tag=18 count=10 elements=10",
+        "r0 isendrecv_c rc=0 source=1 tag=20 count=10 elements=10",
+        "r0 symmetric rc=0 source=1 tag=22 count=10 elements=10",
+        "r1 peer symmetric rc=0 source=0 tag=21 count=10 elements=10",
+        "r0 free rc=0 null=1",
+        "r1 peer 23 rc=0 source=0 tag=23 count=10 elements=10",
+        "r0 after free rc=0 source=1 tag=25 count=3 elements=3",
+    ] {
+        assert!(lines.iter().any(|l| l == line), "{line} not in {lines:?}");
+    }
+}
+
+#[test]
+fn isendrecv_replace_with_vector_and_bottom_types_and_proc_null_peers() {
+    let (lines, _) = isendrecv_runs("edges");
+    for line in [
+        "r0 vector replace rc=0 source=1 tag=32 count=2 elements=16",
+        "r0 vector replace [ 900 901 302 902 903 305 904 905 308 906 907 908 909 313 910 911 316 912 913 319 914 915 322 323 ]",
+        "r1 peer 31 [ 300 301 303 304 306 307 309 310 311 312 314 315 317 318 320 321 ]",
+        "r1 peer 33 [ 400 401 403 404 406 407 409 410 ]",
+        "r0 bottom replace rc=0 source=1 tag=34 count=8 elements=8",
+        "r0 bottom replace [ 950 951 402 953 954 405 956 957 408 959 960 411 412 413 414 415 416 417 418 419 420 421 422 423 ]",
+        "r0 proc_null both rc=0 source=-1 tag=-1 count=0 elements=0",
+        "r0 proc_null source rc=0 source=-1 tag=-1 count=0 elements=0",
+        "r1 peer 35 rc=0 source=0 tag=35 count=4 elements=4",
+        "r0 proc_null dest rc=0 source=1 tag=36 count=4 elements=4",
+        "r0 proc_null dest [ 970 971 972 973 ]",
+        "r0 proc_null replace rc=0 source=-1 tag=-1 count=0 elements=0",
+        "r0 proc_null replace [ 500 501 502 503 ]",
+        "r1 peer 37 rc=0 source=0 tag=37 count=4 elements=4",
+        "r0 cancel wait rc=0 cancelled=1 null=1",
+    ] {
+        assert!(lines.iter().any(|l| l == line), "{line} not in {lines:?}");
+    }
+}
+
+#[test]
+fn more_elements_than_an_int_counts_through_the_c_calls_and_a_contiguous_type() {
+    let lines = same_both_ways("unseen_huge_c", 2);
+    for line in [
+        "r1 recv rc=0 source=0 tag=7 count_c=2147483672 count=-32766 undefined=1",
+        "r1 recv data whole",
+        "r0 irecv_c rc=0 source=1 tag=8 count_c=2147483672 count=-32766 undefined=1",
+        "r0 irecv_c data whole",
+    ] {
+        assert!(lines.iter().any(|l| l == line), "{line} not in {lines:?}");
+    }
+}
