@@ -401,6 +401,42 @@ fn mutex_kinds_errors_robust_and_reinitialised_mutexes_behave_as_without_heisen(
     assert!(sane_locations(&r).len() >= 10);
 }
 
+/// A condition wait refused before it waits (`EPERM`: the waiter does
+/// not hold its error-checking mutex; `EINVAL`: an invalid time, the
+/// caller still holds the mutex) leaves heisen's idea of the owner as
+/// glibc's: the owner's unlock after its long work is still the release
+/// the blocked acquirer merges (R8), so the acquirer's critical path holds
+/// that work (it waited through it: most of its measured time).
+#[test]
+fn a_refused_condition_wait_leaves_the_mutex_owner_and_its_handoff_intact() {
+    let d = dir("cond_errors");
+    let exe = build_with("cond_errors.c", "cc", &[], &d);
+    let o = same_both_ways(&exe, &[], 14, &d.join("out"));
+    no_stderr(&o);
+    let r = report(&d.join("out"));
+    let locations = sane_locations(&r);
+    assert_eq!(locations.len(), 4, "{}", r["runtime"]);
+    let n = |id: u64, k: &str| {
+        let l = locations
+            .iter()
+            .find(|l| l["location"] == id)
+            .unwrap_or_else(|| panic!("location {id}"));
+        match k {
+            "longest" => l["critical_path"]["longest"].as_i64(),
+            k => l[k].as_i64(),
+        }
+        .unwrap_or_else(|| panic!("{k} in {l}"))
+    };
+    // The waiter (1) ended before the acquirer (2) started: the acquirer's
+    // path beyond the waiter's is what it merged from main's release.
+    let gained = n(2, "longest") - n(1, "longest");
+    let elapsed = n(2, "measured_end") - n(2, "start");
+    assert!(
+        2 * gained >= elapsed,
+        "the acquirer merged main's work: path gained {gained} ns in {elapsed} ns"
+    );
+}
+
 #[test]
 fn condvars_barriers_rwlocks_and_semaphores_behave_as_without_heisen() {
     let d = dir("sync_objects");
