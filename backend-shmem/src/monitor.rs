@@ -7,7 +7,10 @@
 //! ([`heisen_core::monitor`], `docs/monitor.md`). This module makes the
 //! file, maps it shared, hands each thread its slot (slot `i` belongs to
 //! registry index `i`), names the selected regions as they are interned,
-//! and removes the file when the report is written.
+//! and removes the file when the report is written. A registry slot is
+//! reused once its thread is gone: the ended locations whose slots were
+//! reused are combined (R10: the maximum path, the winner's shares, each
+//! net's maximum) into one more slot, [`ENDED_SLOT`], marked ended.
 //!
 //! When a thread publishes (see `ThreadState`): at every release and merge
 //! (the path may have grown or jumped there), at its start and end, and at
@@ -36,6 +39,10 @@ pub const INTERVAL: u64 = 1_000_000;
 /// to a private slot no reader sees, so that calibration times the
 /// publications too (R1).
 pub(crate) const SCRATCH: u32 = u32::MAX;
+
+/// The table's slot of the ended locations whose registry slots were
+/// reused (after the [`MAX_THREADS`] threads' slots).
+pub const ENDED_SLOT: usize = MAX_THREADS;
 
 /// A thread's slot in the table.
 pub type Slot = SlotWriter<'static, AtomicU64, SELECTED>;
@@ -66,7 +73,7 @@ impl Monitor {
     /// registry holds, and writes its header.
     pub(crate) fn create(pid: u32, start: u64) -> Result<Monitor, String> {
         let path = path_of(pid);
-        let layout = Layout::new(SELECTED, MAX_THREADS);
+        let layout = Layout::new(SELECTED, MAX_THREADS + 1);
         let fail = |what: &str, e: std::io::Error| {
             format!(
                 "HEISEN_MONITOR: cannot {what} {} ({e}); running without the live monitor",
@@ -145,6 +152,15 @@ impl Monitor {
         Writer::attach(self.words(), self.layout)
             .ok()?
             .claim::<SELECTED>(index as usize)
+    }
+
+    /// Publishes `path`, the combined final paths of the ended locations
+    /// whose registry slots were reused, at measured time `time`. One
+    /// writer: the registry calls it under its store's lock.
+    pub(crate) fn publish_ended(&self, time: u64, path: &heisen_core::Snapshot<SELECTED>) {
+        if let Some(slot) = self.writer().and_then(|w| w.claim::<SELECTED>(ENDED_SLOT)) {
+            slot.publish(time, true, path);
+        }
     }
 
     /// Names region `id` in the header if it is a selected one (R7) not

@@ -5,27 +5,33 @@
 //! only problems; a summary only when asked (`HEISEN_SUMMARY=1`).
 
 use core::fmt::Write as _;
+use std::io::Write as _;
 use std::path::PathBuf;
 
 use heisen_core::report::{
     CriticalPath, LOCATION_NAME_LEN, LocationValues, Overcompensation, REGION_NAME_LEN, RegionName,
-    ReportFile, RunHeader, truncated,
+    RunHeader, truncated,
 };
 use serde::{Deserialize, Serialize};
 
-use crate::runtime::{MAX_THREADS, NO_REGION, Runtime};
-use crate::thread::{KernelErrors, ThreadState};
+use crate::runtime::{ENDED_BYTES, ENDED_LOCATIONS, MAX_THREADS, NO_REGION, Runtime};
+use crate::thread::ThreadState;
 use crate::{Report, SELECTED};
 
 /// What the runtime itself reports besides the locations.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RuntimeInfo {
-    /// Threads measured.
+    /// Threads measured (locations registered).
     pub threads: u64,
     /// Threads still running when the report was written (not reported).
     pub running_at_exit: u64,
-    /// Threads beyond the table's capacity, run unmeasured (R12).
+    /// Threads that started while the table's every slot was held by a
+    /// measured thread, run unmeasured (R12).
     pub threads_dropped: u64,
+    /// Ended locations left out of the report because the store of ended
+    /// locations whose slots were reused was full (R12).
+    #[serde(default)]
+    pub locations_dropped: u64,
     /// Region names refused because the name table was full (R12).
     pub names_dropped: u64,
     /// Region exits refused because they did not match the open region.
@@ -74,22 +80,14 @@ pub struct ProcessReport {
     pub header: RunHeader<SELECTED>,
     /// Every region name.
     pub regions: Vec<RegionName>,
-    /// One report per finished thread, in registry order.
+    /// One report per finished thread, by location id.
     pub locations: Vec<Report>,
     /// The runtime's own figures.
     pub runtime: RuntimeInfo,
 }
 
-#[derive(Serialize)]
-struct File<'a> {
-    #[serde(flatten)]
-    file: ReportFile<'a, SELECTED, { crate::REGIONS }, { crate::COMMS }, { crate::LOOPS }>,
-    runtime: &'a RuntimeInfo,
-}
-
-/// The report of every thread that is done, the caller's included if it
-/// ended.
-pub fn build(rt: &Runtime) -> ProcessReport {
+/// The run header and the region names, as the report writes them.
+fn header_and_regions(rt: &Runtime) -> (RunHeader<SELECTED>, Vec<RegionName>) {
     let mut header = RunHeader::<SELECTED>::new(&truncated::<16>(&rt.backend()), rt.config().form)
         .unwrap_or_else(|_| RunHeader::new("heisen", rt.config().form).expect("short names fit"));
     let _ = header.set_clock(rt.clock().kind().name());
@@ -114,41 +112,102 @@ pub fn build(rt: &Runtime) -> ProcessReport {
             name: truncated::<REGION_NAME_LEN>(name),
         })
         .collect();
-    let (done, running) = rt.registry().finished();
-    let mut errors = KernelErrors::default();
-    let mut locations = Vec::with_capacity(done.len());
+    (header, regions)
+}
+
+/// Where an ended location's report comes from: a done slot's state, or
+/// the text kept when its slot was reused.
+enum Source<'a> {
+    Done(&'a ThreadState),
+    Kept(&'a str),
+}
+
+/// Every ended location by id, with the runtime's figures; `ended` is the
+/// registry's store, locked (no slot is reused meanwhile).
+fn sources<'a>(
+    rt: &'a Runtime,
+    ended: &'a crate::runtime::Ended,
+) -> (Vec<(u32, Source<'a>)>, RuntimeInfo) {
+    let (done, running) = rt.registry().finished(ended);
+    let mut sources: Vec<(u32, Source<'a>)> = Vec::with_capacity(done.len() + ended.kept.len());
+    let mut errors = ended.errors;
     for thread in done {
-        // SAFETY: `finished` lists only threads marked done (acquire).
+        // SAFETY: `finished` lists only threads marked done (acquire), and
+        // the store's lock keeps their slots from being reused.
         #[allow(unsafe_code)] // reason: reading a finished thread's state
         let state = unsafe { thread.state_of_finished() };
         errors.exit_mismatch += state.errors.exit_mismatch;
         errors.exit_without_enter += state.errors.exit_without_enter;
         errors.unwound += state.errors.unwound;
-        locations.push(location(state, header.selected.len()));
+        sources.push((state.kernel.id(), Source::Done(state)));
     }
+    for (id, text) in &ended.kept {
+        sources.push((*id, Source::Kept(text)));
+    }
+    sources.sort_by_key(|(id, _)| *id);
     let memory = core::mem::size_of::<Runtime>()
         + rt.registry().len() * core::mem::size_of::<crate::thread::Thread>()
+        + ended.bytes()
         + rt.names()
             .all()
             .iter()
             .map(|n| 2 * n.len() + 64)
             .sum::<usize>();
+    let info = RuntimeInfo {
+        threads: rt.registry().locations(),
+        running_at_exit: running as u64,
+        threads_dropped: rt.registry().dropped(),
+        locations_dropped: ended.dropped,
+        names_dropped: rt.names().dropped(),
+        exit_mismatches: errors.exit_mismatch,
+        exits_without_enter: errors.exit_without_enter,
+        frames_unwound: errors.unwound,
+        memory_bytes: memory as u64,
+        shared: rt.is_shared(),
+        calibration: rt.pairs(),
+    };
+    (sources, info)
+}
+
+/// The text an ended location is kept as when its slot is reused: its
+/// report with the critical-path arrays of all [`SELECTED`] regions (the
+/// writer trims them to the regions named by then).
+pub(crate) fn ended_text(s: &ThreadState) -> String {
+    serde_json::to_string(&location(s, SELECTED)).unwrap_or_default()
+}
+
+/// The report of every thread that is done, the caller's included if it
+/// ended (all of them in memory at once: for tests and tools; the report
+/// file is written one location at a time).
+pub fn build(rt: &Runtime) -> ProcessReport {
+    let (header, regions) = header_and_regions(rt);
+    let selected = header.selected.len();
+    let ended = rt.registry().ended();
+    let (sources, info) = sources(rt, &ended);
+    let mut locations = Vec::with_capacity(sources.len());
+    for (_, source) in sources {
+        let report = match source {
+            Source::Done(state) => location(state, selected),
+            Source::Kept(text) => match serde_json::from_str::<Report>(text) {
+                Ok(mut report) => {
+                    if let Some(p) = &mut report.critical_path {
+                        p.inclusive.truncate(selected);
+                        p.exclusive.truncate(selected);
+                        p.net.truncate(selected);
+                    }
+                    report
+                }
+                Err(_) => continue, // cannot happen: written by `ended_text`
+            },
+        };
+        locations.push(report);
+    }
+    drop(ended);
     ProcessReport {
         header,
         regions,
         locations,
-        runtime: RuntimeInfo {
-            threads: rt.registry().len() as u64,
-            running_at_exit: running as u64,
-            threads_dropped: rt.registry().dropped(),
-            names_dropped: rt.names().dropped(),
-            exit_mismatches: errors.exit_mismatch,
-            exits_without_enter: errors.exit_without_enter,
-            frames_unwound: errors.unwound,
-            memory_bytes: memory as u64,
-            shared: rt.is_shared(),
-            calibration: rt.pairs(),
-        },
+        runtime: info,
     }
 }
 
@@ -189,44 +248,113 @@ fn location(s: &ThreadState, selected: usize) -> Report {
     Report::from_profile(values, &s.stats).expect("a thread's name fits")
 }
 
-/// Writes the report to `HEISEN_OUTPUT`, noting what went wrong.
+/// Writes the report to `HEISEN_OUTPUT`, one location at a time (there
+/// may be tens of thousands), noting what went wrong.
 pub(crate) fn write(rt: &Runtime) -> Result<PathBuf, String> {
-    let report = build(rt);
-    notice_problems(rt, &report);
     let path = rt.report_path();
-    let file = File {
-        file: ReportFile {
-            header: &report.header,
-            regions: &report.regions,
-            locations: &report.locations,
-        },
-        runtime: &report.runtime,
-    };
-    let text =
-        serde_json::to_string(&file).map_err(|e| format!("cannot encode the report: {e}"))?;
-    std::fs::write(&path, text + "\n").map_err(|e| {
+    let cannot = |e: std::io::Error| {
         format!(
             "cannot write the report to {} ({e}); set HEISEN_OUTPUT to a writable directory",
             path.display()
         )
-    })?;
+    };
+    let file = std::fs::File::create(&path).map_err(cannot)?;
+    let mut out = std::io::BufWriter::new(file);
+    let mut seen = Seen::default();
+    let info = {
+        let ended = rt.registry().ended();
+        write_to(rt, &ended, &mut out, &mut seen).map_err(cannot)?
+    };
+    out.flush().map_err(cannot)?;
+    notice_problems(rt, &info, &seen);
     if rt.summary() {
-        eprint!("{}", summary(&report, &path));
+        eprint!("{}", summary(&build(rt), &path));
     }
     Ok(path)
 }
 
+/// What the report's locations showed, for [`notice_problems`].
+#[derive(Default)]
+struct Seen {
+    /// Region ids entered anywhere.
+    entered: std::collections::BTreeSet<u64>,
+    /// One line per location whose tables overflowed.
+    overflows: Vec<String>,
+}
+
+/// The report file's text: `{"header", "regions", "locations", "runtime"}`
+/// (the core's `ReportFile` and the runtime's figures), each location
+/// encoded on its own.
+fn write_to(
+    rt: &Runtime,
+    ended: &crate::runtime::Ended,
+    out: &mut impl std::io::Write,
+    seen: &mut Seen,
+) -> std::io::Result<RuntimeInfo> {
+    let (header, regions) = header_and_regions(rt);
+    let selected = header.selected.len();
+    let (sources, info) = sources(rt, ended);
+    let json =
+        |e: serde_json::Error| std::io::Error::other(format!("cannot encode the report: {e}"));
+    out.write_all(b"{\"header\":")?;
+    serde_json::to_writer(&mut *out, &header).map_err(json)?;
+    out.write_all(b",\"regions\":")?;
+    serde_json::to_writer(&mut *out, &regions).map_err(json)?;
+    out.write_all(b",\"locations\":[")?;
+    for (i, (_, source)) in sources.into_iter().enumerate() {
+        let mut value = match source {
+            Source::Done(state) => serde_json::to_value(location(state, selected)).map_err(json)?,
+            Source::Kept(text) => serde_json::from_str(text).map_err(json)?,
+        };
+        if let Some(path) = value.get_mut("critical_path") {
+            for k in ["inclusive", "exclusive", "net"] {
+                if let Some(serde_json::Value::Array(a)) = path.get_mut(k) {
+                    a.truncate(selected);
+                }
+            }
+        }
+        see(&value, seen);
+        if i > 0 {
+            out.write_all(b",")?;
+        }
+        serde_json::to_writer(&mut *out, &value).map_err(json)?;
+    }
+    out.write_all(b"],\"runtime\":")?;
+    serde_json::to_writer(&mut *out, &info).map_err(json)?;
+    out.write_all(b"}\n")?;
+    Ok(info)
+}
+
+/// Notes what one location's report shows for [`notice_problems`].
+fn see(l: &serde_json::Value, seen: &mut Seen) {
+    if let Some(regions) = l["regions"].as_array() {
+        seen.entered
+            .extend(regions.iter().filter_map(|r| r["region"].as_u64()));
+    }
+    let o = &l["overflow"];
+    let n = |k: &str| o[k].as_u64().unwrap_or(0);
+    let dropped = n("regions") + n("comms") + n("loops") + n("frames") + n("sites");
+    if dropped > 0 {
+        seen.overflows.push(format!(
+            "location {}: {dropped} records did not fit its tables (regions {}, comms {}, loops {}, frames {}, wildcard sites {})",
+            l["location"],
+            n("regions"),
+            n("comms"),
+            n("loops"),
+            n("frames"),
+            n("sites")
+        ));
+    }
+}
+
 /// Notes, for stderr at exit, everything the report shows went wrong.
-fn notice_problems(rt: &Runtime, report: &ProcessReport) {
+fn notice_problems(rt: &Runtime, info: &RuntimeInfo, seen: &Seen) {
     if let Some(listed) = &rt.config().regions {
         for name in listed {
-            let id = rt.names().lookup(name);
-            let entered = id.is_some_and(|id| {
-                report
-                    .locations
-                    .iter()
-                    .any(|l| l.regions.iter().any(|r| r.region == id))
-            });
+            let entered = rt
+                .names()
+                .lookup(name)
+                .is_some_and(|id| seen.entered.contains(&u64::from(id)));
             if !entered {
                 rt.note(format!(
                     "HEISEN_REGIONS names `{name}`, which no thread entered (check the spelling)"
@@ -234,11 +362,17 @@ fn notice_problems(rt: &Runtime, report: &ProcessReport) {
             }
         }
     }
-    let info = &report.runtime;
     if info.threads_dropped > 0 {
         rt.note(format!(
-            "{} threads beyond the table of {MAX_THREADS} ran unmeasured",
+            "{} threads ran unmeasured: they started while {MAX_THREADS} measured threads were alive",
             info.threads_dropped
+        ));
+    }
+    if info.locations_dropped > 0 {
+        rt.note(format!(
+            "{} ended threads are missing from the report: more than {ENDED_LOCATIONS} locations (or {} MiB of their reports) ended before the report was written",
+            info.locations_dropped,
+            ENDED_BYTES >> 20
         ));
     }
     if info.names_dropped > 0 {
@@ -253,15 +387,8 @@ fn notice_problems(rt: &Runtime, report: &ProcessReport) {
             info.exit_mismatches + info.exits_without_enter
         ));
     }
-    for l in &report.locations {
-        let o = &l.overflow;
-        let dropped = o.regions + o.comms + o.loops + o.frames + o.sites;
-        if dropped > 0 {
-            rt.note(format!(
-                "location {}: {dropped} records did not fit its tables (regions {}, comms {}, loops {}, frames {}, wildcard sites {})",
-                l.location, o.regions, o.comms, o.loops, o.frames, o.sites
-            ));
-        }
+    for line in &seen.overflows {
+        rt.note(line.clone());
     }
 }
 

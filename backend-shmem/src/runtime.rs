@@ -19,7 +19,9 @@
 //! cannot share keeps a runtime of its own and says so at exit.
 
 use core::ffi::c_void;
-use core::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+use core::sync::atomic::{
+    AtomicBool, AtomicI32, AtomicPtr, AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering,
+};
 use std::path::PathBuf;
 use std::sync::{Mutex, OnceLock};
 
@@ -34,9 +36,20 @@ use crate::report;
 use crate::thread::Thread;
 use crate::{SELECTED, Stats};
 
-/// Most threads measured per process; later threads run unmeasured and are
-/// counted (R12: bounded memory).
+/// Threads measured at the same time per process; a thread that starts
+/// while this many measured threads are alive runs unmeasured and is
+/// counted (R12: bounded memory). A slot whose thread ended is reused: its
+/// location's report moves to the registry's store of ended locations.
 pub const MAX_THREADS: usize = 512;
+
+/// Most ended locations kept for the report once their slots were reused
+/// (R12); beyond it (or [`ENDED_BYTES`]) they are counted, not reported.
+pub const ENDED_LOCATIONS: usize = 65_536;
+
+/// Most bytes of report text the store of ended locations keeps (R12): a
+/// thread's location takes about 500 bytes without regions, up to some
+/// 100 KiB with full region tables.
+pub const ENDED_BYTES: usize = 64 << 20;
 
 /// Most named actions (R1 costs) a runtime keeps.
 pub const MAX_ACTIONS: usize = heisen_core::report::MAX_ACTIONS;
@@ -71,19 +84,66 @@ struct Action {
     own: AtomicU64,
 }
 
-/// The registry of thread states (fixed capacity).
+/// The registry of thread states: [`MAX_THREADS`] slots, each reused once
+/// its thread is gone, and the store of the ended locations whose slots
+/// were reused (R12: both bounded).
 #[derive(Debug)]
 pub struct Registry {
     slots: Box<[Slot]>,
+    /// Slots handed out so far (a high-water mark).
     next: AtomicUsize,
+    /// Locations registered so far: the next location's number.
+    locations: AtomicU32,
+    /// Where the search for a reusable slot goes on from.
+    cursor: AtomicUsize,
     dropped: AtomicU64,
+    ended: Mutex<Ended>,
 }
 
+/// A slot's life: [`FREE`] until first handed out, then [`LIVE`] while
+/// its thread is measured, [`DONE`] once the thread ended (its state is
+/// the report's), [`REUSING`] while another thread takes it over.
 #[derive(Debug)]
 struct Slot {
     thread: AtomicPtr<Thread>,
     tid: AtomicI32,
-    done: AtomicBool,
+    life: AtomicU8,
+}
+
+const FREE: u8 = 0;
+const LIVE: u8 = 1;
+const DONE: u8 = 2;
+const REUSING: u8 = 3;
+
+/// How many rounds a registration looks for a slot whose ended thread is
+/// gone from the kernel, yielding between rounds, before it gives up.
+const REUSE_ROUNDS: usize = 64;
+
+/// What a search for a reusable slot found.
+enum Reuse {
+    /// A slot, now the caller's.
+    Taken(*const Thread),
+    /// None yet: some threads that ended are still exiting.
+    Exiting,
+    /// None: every slot's thread is measured.
+    Full,
+}
+
+/// The ended locations whose slots were reused, kept for the report as
+/// their report text (R12: [`ENDED_LOCATIONS`] and [`ENDED_BYTES`] at most).
+#[derive(Debug, Default)]
+pub(crate) struct Ended {
+    /// Location id and report text (JSON, critical-path arrays of all
+    /// [`SELECTED`] regions: the report trims them to the named ones).
+    pub(crate) kept: Vec<(u32, Box<str>)>,
+    bytes: usize,
+    /// Ended locations that did not fit.
+    pub(crate) dropped: u64,
+    /// The kept locations' refused kernel calls (not in their reports).
+    pub(crate) errors: crate::thread::KernelErrors,
+    /// R10: the combined final paths of the locations kept here, which the
+    /// live monitor shows in a slot of its own once their slots are reused.
+    path: Option<heisen_core::Snapshot<SELECTED>>,
 }
 
 impl Registry {
@@ -93,51 +153,117 @@ impl Registry {
                 .map(|_| Slot {
                     thread: AtomicPtr::new(core::ptr::null_mut()),
                     tid: AtomicI32::new(0),
-                    done: AtomicBool::new(false),
+                    life: AtomicU8::new(FREE),
                 })
                 .collect(),
             next: AtomicUsize::new(0),
+            locations: AtomicU32::new(0),
+            cursor: AtomicUsize::new(0),
             dropped: AtomicU64::new(0),
+            ended: Mutex::new(Ended::default()),
         }
     }
 
-    /// A new slot for thread `tid`, or `None` (counted) when full.
+    /// A slot for thread `tid` with a fresh location, or `None` (counted)
+    /// when [`MAX_THREADS`] measured threads are alive (R12).
     pub(crate) fn register(&self, rt: &'static Runtime, tid: i32) -> Option<*const Thread> {
-        let index = self.next.fetch_add(1, Ordering::Relaxed);
-        let Some(slot) = self.slots.get(index) else {
-            // R12: overflow is counted, never a panic.
-            self.next.fetch_sub(1, Ordering::Relaxed);
-            self.dropped.fetch_add(1, Ordering::Relaxed);
-            return None;
-        };
-        let thread = Box::leak(Box::new(Thread::new(rt, index as u32, rt.now())));
-        slot.tid.store(tid, Ordering::Relaxed);
-        slot.thread.store(thread, Ordering::Release);
-        Some(thread)
+        let fresh = self
+            .next
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
+                (n < MAX_THREADS).then_some(n + 1)
+            });
+        if let Ok(slot) = fresh {
+            let index = self.locations.fetch_add(1, Ordering::Relaxed);
+            let thread = Box::leak(Thread::boxed(rt, index, slot as u32, rt.now()));
+            let s = &self.slots[slot];
+            s.tid.store(tid, Ordering::Relaxed);
+            s.thread.store(thread, Ordering::Release);
+            s.life.store(LIVE, Ordering::Release);
+            return Some(thread);
+        }
+        for _ in 0..REUSE_ROUNDS {
+            match self.reuse(rt, tid) {
+                Reuse::Taken(thread) => return Some(thread),
+                // Threads that ended are still exiting: they are gone soon.
+                Reuse::Exiting => std::thread::yield_now(),
+                Reuse::Full => break,
+            }
+        }
+        // R12: overflow is counted, never a panic.
+        self.dropped.fetch_add(1, Ordering::Relaxed);
+        None
     }
 
-    /// The live (not done) slot of thread `tid`, registered by any copy.
+    /// Takes over the slot of a thread that ended and is gone: its
+    /// location goes to the store of ended ones, its state is built anew
+    /// in place for thread `tid`.
+    fn reuse(&self, rt: &'static Runtime, tid: i32) -> Reuse {
+        let from = self.cursor.fetch_add(1, Ordering::Relaxed);
+        let mut exiting = false;
+        for k in 0..MAX_THREADS {
+            let i = (from + k) % MAX_THREADS;
+            let s = &self.slots[i];
+            // A thread whose location ended may still run its last code
+            // (thread-local destructors, another copy of this code holding
+            // its slot): its slot is reused only once the kernel no longer
+            // knows its tid.
+            if s.life.load(Ordering::Acquire) != DONE {
+                continue;
+            }
+            if alive(s.tid.load(Ordering::Relaxed)) {
+                exiting = true;
+                continue;
+            }
+            let p = s.thread.load(Ordering::Acquire);
+            {
+                // The report writer holds this lock while it reads the
+                // slots: a done slot is either read there or kept here.
+                let mut ended = self.ended.lock().unwrap_or_else(|e| e.into_inner());
+                if s.life
+                    .compare_exchange(DONE, REUSING, Ordering::Acquire, Ordering::Relaxed)
+                    .is_err()
+                {
+                    continue;
+                }
+                // SAFETY: the slot was done (acquire) and its thread is gone:
+                // nobody writes the state until it is built anew below.
+                #[allow(unsafe_code)] // reason: reading a finished thread's state
+                let old = unsafe { (*p).state_of_finished() };
+                ended.keep(rt, old);
+            }
+            let index = self.locations.fetch_add(1, Ordering::Relaxed);
+            // SAFETY: the slot is ours (REUSING) and no thread can reach
+            // its state: its owner is gone, the report writer skips it.
+            #[allow(unsafe_code)] // reason: rebuilding the slot's state in place
+            unsafe {
+                Thread::rebuild(p, rt, index, i as u32, rt.now());
+            }
+            s.tid.store(tid, Ordering::Relaxed);
+            s.life.store(LIVE, Ordering::Release);
+            return Reuse::Taken(p);
+        }
+        if exiting { Reuse::Exiting } else { Reuse::Full }
+    }
+
+    /// The live slot of thread `tid`, registered by any copy.
     pub(crate) fn find_live(&self, tid: i32) -> Option<*const Thread> {
         let n = self.len();
         self.slots[..n].iter().find_map(|slot| {
-            let p = slot.thread.load(Ordering::Acquire);
-            (!p.is_null()
-                && slot.tid.load(Ordering::Relaxed) == tid
-                && !slot.done.load(Ordering::Acquire))
-            .then_some(p.cast_const())
+            (slot.life.load(Ordering::Acquire) == LIVE && slot.tid.load(Ordering::Relaxed) == tid)
+                .then(|| slot.thread.load(Ordering::Acquire).cast_const())
         })
     }
 
-    /// Marks slot `index` done: its thread will not write its state again.
-    pub(crate) fn mark_done(&self, index: u32) {
-        if let Some(slot) = self.slots.get(index as usize) {
-            slot.done.store(true, Ordering::Release);
+    /// Marks slot `slot` done: its thread will not write its state again.
+    pub(crate) fn mark_done(&self, slot: u32) {
+        if let Some(s) = self.slots.get(slot as usize) {
+            s.life.store(DONE, Ordering::Release);
         }
     }
 
-    /// How many slots are taken.
+    /// How many slots were ever taken.
     pub fn len(&self) -> usize {
-        self.next.load(Ordering::Acquire).min(MAX_THREADS)
+        self.next.load(Ordering::Acquire)
     }
 
     /// Whether no thread registered yet.
@@ -145,30 +271,80 @@ impl Registry {
         self.len() == 0
     }
 
-    /// Threads refused because the table was full.
+    /// Locations registered so far (threads measured).
+    pub fn locations(&self) -> u64 {
+        u64::from(self.locations.load(Ordering::Relaxed))
+    }
+
+    /// Threads refused because [`MAX_THREADS`] measured threads were alive.
     pub fn dropped(&self) -> u64 {
         self.dropped.load(Ordering::Relaxed)
     }
 
-    /// The slots whose threads are done, with their index; and how many
-    /// registered threads are still running.
-    pub(crate) fn finished(&self) -> (Vec<&Thread>, usize) {
+    /// The store of ended locations, locked: while held, no slot is reused.
+    pub(crate) fn ended(&self) -> std::sync::MutexGuard<'_, Ended> {
+        self.ended.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The slots whose threads are done; and how many registered threads
+    /// are still running. Call it holding [`Registry::ended`], so that no
+    /// listed slot is reused while the caller reads it.
+    pub(crate) fn finished(&self, _ended: &Ended) -> (Vec<&Thread>, usize) {
         let mut done = Vec::new();
         let mut running = 0;
         for slot in &self.slots[..self.len()] {
-            let p = slot.thread.load(Ordering::Acquire);
-            if p.is_null() {
-                running += 1; // registered, not yet stored
-            } else if slot.done.load(Ordering::Acquire) {
-                // SAFETY: slots are leaked, never freed.
-                #[allow(unsafe_code)] // reason: the leaked slot outlives the process's use of it
-                done.push(unsafe { &*p });
-            } else {
-                running += 1;
+            match slot.life.load(Ordering::Acquire) {
+                DONE => {
+                    let p = slot.thread.load(Ordering::Acquire);
+                    // SAFETY: slots are leaked, never freed.
+                    #[allow(unsafe_code)]
+                    // reason: the leaked slot outlives the process's use of it
+                    done.push(unsafe { &*p });
+                }
+                // registered, not yet stored; measured; being taken over
+                _ => running += 1,
             }
         }
         (done, running)
     }
+}
+
+impl Ended {
+    /// Keeps the report of `state`, a location that ended (R12: counted
+    /// when the store is full).
+    fn keep(&mut self, rt: &Runtime, state: &crate::thread::ThreadState) {
+        if let Some(m) = rt.monitor() {
+            let last = state.snapshot();
+            let path = self.path.map_or(last, |p| p.combine(&last));
+            self.path = Some(path);
+            m.publish_ended(state.kernel().last_measured(), &path);
+        }
+        let refused = state.errors();
+        self.errors.exit_mismatch += refused.exit_mismatch;
+        self.errors.exit_without_enter += refused.exit_without_enter;
+        self.errors.unwound += refused.unwound;
+        let text = report::ended_text(state);
+        if self.kept.len() >= ENDED_LOCATIONS || self.bytes + text.len() > ENDED_BYTES {
+            self.dropped += 1;
+            return;
+        }
+        self.bytes += text.len();
+        self.kept.push((state.kernel().id(), text.into_boxed_str()));
+    }
+
+    /// Bytes of report text kept.
+    pub(crate) fn bytes(&self) -> usize {
+        self.bytes
+    }
+}
+
+/// Whether the kernel still knows thread `tid` of this process (a thread
+/// that ended is gone once it finished exiting).
+fn alive(tid: i32) -> bool {
+    // SAFETY: signal 0 checks the thread's existence and sends nothing.
+    #[allow(unsafe_code)] // reason: the libc calls
+    let rc = unsafe { libc::syscall(libc::SYS_tgkill, libc::getpid(), tid, 0) };
+    !(rc == -1 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH))
 }
 
 /// The process runtime.

@@ -63,8 +63,12 @@ pub struct ThreadState {
     pub(crate) stats: Stats,
     /// Its wildcard-reorder detector (R11).
     pub(crate) reorders: ReorderDetector<SITES>,
-    /// Registry index of the thread.
+    /// The location's number: registrations before it in this process
+    /// (its location id in a thread-only run).
     pub(crate) index: u32,
+    /// The registry slot the state lives in (reused once the thread is
+    /// gone), also its slot in the live monitor's table.
+    pub(crate) slot: u32,
     /// Measured time the thread began.
     pub(crate) start: u64,
     /// Approximated time the thread began (inherits a spawner's delay, R8).
@@ -101,13 +105,36 @@ pub struct ThreadState {
     skipped: u32,
 }
 
+/// The empty statistics every thread starts from, copied into its state
+/// where the state lives (48 KiB: never built on a thread's stack).
+static EMPTY_STATS: Stats = Stats::new();
+
+/// The empty reorder detector every thread starts from (as
+/// [`EMPTY_STATS`]).
+static EMPTY_REORDERS: ReorderDetector<SITES> = ReorderDetector::new();
+
 impl ThreadState {
-    fn new(rt: &'static Runtime, index: u32, start: u64) -> ThreadState {
+    /// Builds a state in place at `s`, whatever `s` held (it is
+    /// overwritten, not dropped): the statistics tables are copied from a
+    /// static, so that registering a thread needs a few KiB of its stack,
+    /// not the state's 55 KiB (a C thread may have 16 KiB).
+    ///
+    /// # Safety
+    /// `s` must be valid for writes of a `ThreadState`, aligned, and not
+    /// reachable by any other thread meanwhile.
+    #[allow(unsafe_code)] // reason: field-by-field initialisation in place
+    unsafe fn init_in_place(
+        s: *mut ThreadState,
+        rt: &'static Runtime,
+        index: u32,
+        slot: u32,
+        start: u64,
+    ) {
         let (calibration, epoch) = rt.calibration_with_epoch();
         let config = heisen_core::Config::new(rt.location_id(index), rt.selected())
             .form(rt.config().form)
             .calibration(calibration);
-        let monitor = rt.monitor().and_then(|m| m.slot(index));
+        let monitor = rt.monitor().and_then(|m| m.slot(slot));
         let publish_at = if monitor.is_some() { 0 } else { u64::MAX };
         // Calibration's scratch states (SCRATCH, SCRATCH_PEER) never sample: a
         // window inside a calibration loop would change what it times.
@@ -116,26 +143,35 @@ impl ThreadState {
         } else {
             u64::MAX
         };
-        ThreadState {
-            rt,
-            kernel: Kernel::new(config, start),
-            stats: Stats::new(),
-            reorders: ReorderDetector::new(),
-            index,
-            start,
-            approximated_start: start as i64,
-            end: None,
-            end_record: None,
-            errors: KernelErrors::default(),
-            epoch,
-            publish_at,
-            probe_at,
-            slow_at: publish_at.min(probe_at),
-            scale: calibrate::SCALE_ONE,
-            sampler: calibrate::Sampler::new(),
-            block_full: false,
-            skipped: 0,
-            monitor,
+        // SAFETY: the caller's guarantees; every field is written once,
+        // through raw pointers (no reference to the uninitialised state),
+        // the two big tables by copying statics (plain bytes, no drop glue
+        // owned: empty heapless tables).
+        unsafe {
+            ptr::addr_of_mut!((*s).rt).write(rt);
+            ptr::addr_of_mut!((*s).kernel).write(Kernel::new(config, start));
+            ptr::copy_nonoverlapping(&raw const EMPTY_STATS, ptr::addr_of_mut!((*s).stats), 1);
+            ptr::copy_nonoverlapping(
+                &raw const EMPTY_REORDERS,
+                ptr::addr_of_mut!((*s).reorders),
+                1,
+            );
+            ptr::addr_of_mut!((*s).index).write(index);
+            ptr::addr_of_mut!((*s).slot).write(slot);
+            ptr::addr_of_mut!((*s).start).write(start);
+            ptr::addr_of_mut!((*s).approximated_start).write(start as i64);
+            ptr::addr_of_mut!((*s).end).write(None);
+            ptr::addr_of_mut!((*s).end_record).write(None);
+            ptr::addr_of_mut!((*s).errors).write(KernelErrors::default());
+            ptr::addr_of_mut!((*s).epoch).write(epoch);
+            ptr::addr_of_mut!((*s).monitor).write(monitor);
+            ptr::addr_of_mut!((*s).publish_at).write(publish_at);
+            ptr::addr_of_mut!((*s).probe_at).write(probe_at);
+            ptr::addr_of_mut!((*s).slow_at).write(publish_at.min(probe_at));
+            ptr::addr_of_mut!((*s).scale).write(calibrate::SCALE_ONE);
+            ptr::addr_of_mut!((*s).sampler).write(calibrate::Sampler::new());
+            ptr::addr_of_mut!((*s).block_full).write(false);
+            ptr::addr_of_mut!((*s).skipped).write(0);
         }
     }
 
@@ -705,10 +741,47 @@ unsafe impl Sync for Thread {}
 unsafe impl Send for Thread {}
 
 impl Thread {
-    pub(crate) fn new(rt: &'static Runtime, index: u32, start: u64) -> Thread {
-        Thread {
-            blocked: Cell::new(0),
-            state: UnsafeCell::new(ThreadState::new(rt, index, start)),
+    /// A thread's slot on the heap, its state built there in place (see
+    /// `ThreadState::init_in_place`) for location number `index` in
+    /// registry slot `slot`.
+    #[allow(unsafe_code)] // reason: initialisation in place
+    pub(crate) fn boxed(rt: &'static Runtime, index: u32, slot: u32, start: u64) -> Box<Thread> {
+        let mut b = Box::<Thread>::new_uninit();
+        let p = b.as_mut_ptr();
+        // SAFETY: `p` is the box's own, aligned, uninitialised memory;
+        // both fields are written before `assume_init`.
+        unsafe {
+            ptr::addr_of_mut!((*p).blocked).write(Cell::new(0));
+            ThreadState::init_in_place(
+                UnsafeCell::raw_get(ptr::addr_of!((*p).state)),
+                rt,
+                index,
+                slot,
+                start,
+            );
+            b.assume_init()
+        }
+    }
+
+    /// Builds the state of the slot at `p` anew for location number
+    /// `index` (a reused registry slot).
+    ///
+    /// # Safety
+    /// No thread may use the slot meanwhile: its previous owner is gone
+    /// and the registry handed it to the caller.
+    #[allow(unsafe_code)] // reason: see the safety section
+    pub(crate) unsafe fn rebuild(
+        p: *const Thread,
+        rt: &'static Runtime,
+        index: u32,
+        slot: u32,
+        start: u64,
+    ) {
+        // SAFETY: the caller's guarantee; the old state owns nothing on
+        // the heap (fixed tables), so overwriting it leaks nothing.
+        unsafe {
+            (*p).blocked.set(0);
+            ThreadState::init_in_place((*p).state.get(), rt, index, slot, start);
         }
     }
 
@@ -728,6 +801,9 @@ impl Thread {
 const BUSY: u32 = 1;
 /// One open [`quiet`] guard in [`Thread::blocked`].
 const QUIET: u32 = 2;
+/// [`Thread::blocked`] of a thread whose location ended (more than any
+/// count of quiet guards can take away).
+const ENDED: u32 = 1 << 31;
 
 std::thread_local! {
     /// Set once this thread ended (or the process is exiting): no new
@@ -832,10 +908,13 @@ pub fn finish_current() -> Option<Record> {
     #[allow(unsafe_code)] // reason: as in with_current
     let thread = unsafe { &*p };
     if record.is_some() {
-        // SAFETY: the state's index is its registry slot.
-        #[allow(unsafe_code)] // reason: read of our own state, no other reference live
-        let index = unsafe { (*thread.state.get()).index };
-        rt.registry().mark_done(index);
+        // Another copy of this code that found the slot (`find_live`) may
+        // still hold it: its events go unmeasured from now on.
+        thread.blocked.set(ENDED);
+        // SAFETY: our own state, no other reference live.
+        #[allow(unsafe_code)] // reason: as above
+        let slot = unsafe { (*thread.state.get()).slot };
+        rt.registry().mark_done(slot);
     }
     current::set(ptr::null());
     record
@@ -911,32 +990,50 @@ fn register_current(parent: Option<&Record>) -> Option<*const Thread> {
     Some(p)
 }
 
-/// Stack a registration needs: the thread's state (tens of KiB: the
-/// kernel's and the statistics' fixed tables) is built by value before it
-/// moves to the heap, several copies deep in an unoptimised build.
-/// Measured on x86-64 Linux with glibc (a thread that locks a mutex under
-/// the interposer, stack size set by `pthread_attr_setstacksize`): a debug
-/// build crashed with 256 KiB and registered with 384 KiB; a release build
-/// crashed with 104 KiB and registered with 112 KiB. About 1.7 times that,
-/// so that threads with 256 KiB stacks are still measured in a release
-/// build. (Building the state in place on the heap would remove the need.)
+/// Stack a registration needs. The thread's state (55 KiB: the kernel's
+/// and the statistics' fixed tables) is built in place on the heap
+/// (`ThreadState::init_in_place`); what remains on the stack is the
+/// kernel's 4 KiB value (built in place too in a release build), the
+/// registration's frames and the wrapped call's. Measured on x86-64 Linux
+/// with glibc 2.36 by painting a thread's stack (`pthread_attr_setstack`)
+/// and counting the bytes touched by a thread that locks one mutex:
+/// 7.4 KiB plain (glibc's thread descriptor and TLS sit in the same
+/// block), 8.2 KiB under the release interposer (its start wrapper, the
+/// registration and the lock: 0.8 KiB), 17.5 KiB under a debug one. A
+/// thread of `PTHREAD_STACK_MIN` (16 KiB) has about 8.8 KiB left when it
+/// starts. Measured with a 4 KiB threshold, two programs of the Open POSIX
+/// Test Suite (`pthread_join_6-3`, `pthread_cond_broadcast_1-2`) crashed
+/// in their wrapped waits, so the release threshold is 12 KiB: 16 KiB
+/// threads run unmeasured (one line at exit), 64 KiB ones are measured.
+/// A thread with less left than this runs unmeasured instead of crashing.
 const REGISTER_STACK: usize = if cfg!(debug_assertions) {
+    16 * 1024
+} else {
+    12 * 1024
+};
+
+/// Stack a calibration needs (`calibrate::runtime`, the backends'
+/// calibrations: their loops, samples and two-thread rounds). Measured
+/// when the scratch states were still built on the stack: a debug build
+/// crashed with 256 KiB, a release build with 104 KiB; kept at what
+/// those needed, since a calibration runs once per process and the
+/// fallback (a thread of its own, [`with_stack_room`]) costs nothing
+/// that matters.
+const CALIBRATE_STACK: usize = if cfg!(debug_assertions) {
     512 * 1024
 } else {
     192 * 1024
 };
 
-/// Whether the calling thread has the stack a registration or a
-/// calibration's scratch state needs (see [`REGISTER_STACK`]): a backend
-/// that calibrates on first use moves the work to a thread of its own when
-/// not.
+/// Whether the calling thread has the stack a calibration needs (see
+/// [`CALIBRATE_STACK`]): a backend that calibrates on first use moves the
+/// work to a thread of its own when not.
 pub fn stack_room() -> bool {
-    stack_room_to_register(current_tid())
+    stack_left(current_tid()).is_none_or(|left| left >= CALIBRATE_STACK)
 }
 
 /// Runs `f` (a calibration) here, or on a thread with the default stack
-/// when the calling thread has too little left (see [`stack_room`]): the
-/// scratch state of [`calibrating`] is built by value.
+/// when the calling thread has too little left (see [`stack_room`]).
 pub fn with_stack_room<R: Send>(f: impl FnOnce() -> R + Send) -> R {
     if stack_room() {
         return f();
@@ -957,13 +1054,18 @@ static SMALL_STACK_NOTED: core::sync::atomic::AtomicBool =
     core::sync::atomic::AtomicBool::new(false);
 
 /// Whether the calling thread has [`REGISTER_STACK`] bytes of stack left.
-/// The main thread (its stack grows up to the resource limit) always has;
-/// a thread whose stack cannot be asked for is assumed to have.
 fn stack_room_to_register(tid: i32) -> bool {
+    stack_left(tid).is_none_or(|left| left >= REGISTER_STACK)
+}
+
+/// Bytes of stack the calling thread has left below this frame; `None`
+/// for the main thread (its stack grows up to the resource limit) and a
+/// thread whose stack cannot be asked for (assumed to have enough).
+fn stack_left(tid: i32) -> Option<usize> {
     // SAFETY: getpid has no preconditions.
     #[allow(unsafe_code)] // reason: the libc call
     if tid == unsafe { libc::getpid() } {
-        return true;
+        return None;
     }
     let here = 0u8;
     let here = core::ptr::addr_of!(here) as usize;
@@ -974,13 +1076,13 @@ fn stack_room_to_register(tid: i32) -> bool {
     unsafe {
         let mut attr: libc::pthread_attr_t = core::mem::zeroed();
         if libc::pthread_getattr_np(libc::pthread_self(), &mut attr) != 0 {
-            return true;
+            return None;
         }
         let mut low: *mut libc::c_void = ptr::null_mut();
         let mut size: libc::size_t = 0;
         let rc = libc::pthread_attr_getstack(&attr, &mut low, &mut size);
         libc::pthread_attr_destroy(&mut attr);
-        rc != 0 || here.saturating_sub(low as usize) >= REGISTER_STACK
+        (rc == 0).then(|| here.saturating_sub(low as usize))
     }
 }
 
@@ -1018,7 +1120,7 @@ pub fn calibrating_as<R>(rt: &'static Runtime, index: u32, f: impl FnOnce() -> R
             current::set(self.0);
         }
     }
-    let scratch = Box::new(Thread::new(rt, index, rt.now()));
+    let scratch = Thread::boxed(rt, index, index, rt.now());
     let previous = current::get();
     current::set(&*scratch);
     let restore = Restore(previous);

@@ -167,3 +167,63 @@ fn without_heisen_monitor_there_is_no_table() {
     );
     assert!(out.status.success(), "{out:?}");
 }
+
+/// A registry slot reused by a later thread loses its sample to it; the
+/// ended location's last values first go into the table's last slot,
+/// combined (R10), so the maximum over the table still counts it: here
+/// the first thread, which did the most work, ended long before the
+/// table was read and its slot is someone else's.
+#[test]
+fn ended_threads_whose_slots_were_reused_still_count_in_the_table() {
+    const THREADS: u64 = 600;
+    let name = "ended_threads_whose_slots_were_reused_still_count_in_the_table";
+    if is_child(name) {
+        let rt = heisen_shmem::runtime();
+        let path: PathBuf = rt.monitor().expect("HEISEN_MONITOR=1").path().to_owned();
+        heisen_shmem::in_region("main", || spin(10));
+        for i in 0..THREADS {
+            let work = if i == 0 { 2_000_000 } else { 1_000 };
+            std::thread::spawn(move || heisen_shmem::in_region("work", || spin(work)))
+                .join()
+                .expect("thread");
+        }
+        let words = table_copy(&path);
+        let reader = Reader::<_, SELECTED>::open(&words).expect("a valid table");
+        let ended_slot = heisen_shmem::monitor::ENDED_SLOT;
+        assert_eq!(reader.used(), ended_slot + 1);
+        let ended = reader
+            .sample(ended_slot)
+            .expect("not being written")
+            .expect("written when a slot was reused");
+        assert!(ended.ended, "{ended:?}");
+        let others = (0..ended_slot)
+            .filter_map(|i| reader.sample(i).expect("not being written"))
+            .map(|s| s.path.longest)
+            .max()
+            .expect("samples");
+        assert!(
+            ended.path.longest > others,
+            "the first thread's path ({}) is in the ended slot only (others {others})",
+            ended.path.longest
+        );
+        return;
+    }
+    let dir = out_dir("monitor_reused");
+    let out = child(
+        name,
+        &[
+            ("HEISEN_OUTPUT", dir.to_str().expect("utf-8 path")),
+            ("HEISEN_MONITOR", "1"),
+        ],
+    );
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("heisen:"),
+        "{out:?}"
+    );
+    let report = report_in(&dir);
+    assert_eq!(
+        report["locations"].as_array().map(Vec::len),
+        Some(THREADS as usize + 1)
+    );
+}

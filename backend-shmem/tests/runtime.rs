@@ -171,3 +171,104 @@ fn disabled_runtime_measures_and_writes_nothing() {
     assert!(out.status.success(), "{out:?}");
     assert_eq!(std::fs::read_dir(&dir).expect("dir").count(), 0);
 }
+
+/// Registry slots are reused once their threads are gone (R12: the table
+/// bounds threads alive at once, not threads over a run): 2,000 short
+/// threads one after another and ten batches of 50 at once are all
+/// measured and all in the report; of a batch of 600 alive at once, the
+/// ones beyond the table's free slots run unmeasured and are counted.
+#[test]
+fn thousands_of_threads_over_a_run_are_all_measured_and_reported() {
+    const SEQUENTIAL: u64 = 2_000;
+    const BATCHES: u64 = 10;
+    const BATCH: u64 = 50;
+    const CROWD: usize = 600;
+    let name = "thousands_of_threads_over_a_run_are_all_measured_and_reported";
+    if is_child(name) {
+        // The spawning thread is measured too: it holds a slot throughout.
+        heisen_shmem::in_region("spawner", || spin(10));
+        let one = |i: u64| {
+            move || {
+                heisen_shmem::in_region("short", || spin(10 + i % 7));
+            }
+        };
+        for i in 0..SEQUENTIAL {
+            std::thread::spawn(one(i)).join().expect("thread");
+        }
+        for b in 0..BATCHES {
+            let batch: Vec<_> = (0..BATCH)
+                .map(|i| std::thread::spawn(one(b * BATCH + i)))
+                .collect();
+            for t in batch {
+                t.join().expect("thread");
+            }
+        }
+        // Every thread of the crowd registers (its region) before any
+        // ends: all of them are alive at once.
+        let all_in = std::sync::Arc::new(std::sync::Barrier::new(CROWD));
+        let crowd: Vec<_> = (0..CROWD)
+            .map(|_| {
+                let all_in = all_in.clone();
+                std::thread::spawn(move || {
+                    heisen_shmem::in_region("crowd", || spin(10));
+                    all_in.wait();
+                })
+            })
+            .collect();
+        for t in crowd {
+            t.join().expect("thread");
+        }
+        return;
+    }
+    let dir = out_dir("thousands_of_threads");
+    let out = child(
+        name,
+        &[("HEISEN_OUTPUT", dir.to_str().expect("utf-8 path"))],
+    );
+    assert!(out.status.success(), "{out:?}");
+    let report = report_in(&dir);
+    let runtime = &report["runtime"];
+    // The spawner holds one slot: the crowd finds the other 511 free.
+    let free = heisen_shmem::runtime::MAX_THREADS as u64 - 1;
+    let dropped = CROWD as u64 - free;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "heisen: {dropped} threads ran unmeasured: they started while 512 measured threads were alive"
+        )),
+        "{stderr}"
+    );
+    let measured = 1 + SEQUENTIAL + BATCHES * BATCH + free;
+    assert_eq!(runtime["threads"], measured, "{runtime}");
+    assert_eq!(runtime["threads_dropped"], dropped, "{runtime}");
+    assert_eq!(runtime["locations_dropped"], 0, "{runtime}");
+    assert_eq!(runtime["running_at_exit"], 0, "{runtime}");
+    let locations = report["locations"].as_array().expect("locations");
+    assert_eq!(locations.len() as u64, measured);
+    let ids: std::collections::BTreeSet<u64> = locations
+        .iter()
+        .map(|l| l["location"].as_u64().expect("id"))
+        .collect();
+    assert_eq!(
+        ids.into_iter().collect::<Vec<_>>(),
+        (0..measured).collect::<Vec<_>>(),
+        "one location per registration, numbered in order"
+    );
+    let count_in = |region: &str| {
+        let id = region_id(&report, region);
+        locations
+            .iter()
+            .filter(|l| {
+                check_location(l);
+                l["regions"]
+                    .as_array()
+                    .expect("regions")
+                    .iter()
+                    .any(|r| r["region"] == id && r["count"] == 1)
+            })
+            .count() as u64
+    };
+    assert_eq!(count_in("short"), SEQUENTIAL + BATCHES * BATCH);
+    assert_eq!(count_in("crowd"), free);
+}

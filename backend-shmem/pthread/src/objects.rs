@@ -398,10 +398,36 @@ pub(crate) fn before_wait(
     })
 }
 
-/// After a wait that returned `rc` with the mutex re-acquired: merges the
-/// notification if one came and the wait did not time out, and the
-/// mutex's last release (R8).
+/// Whether a wait that returned `rc` holds its mutex again (glibc 2.36
+/// `__pthread_cond_wait_common`): it re-acquires the mutex after a
+/// wake-up or a timeout and returns that lock's error if it failed;
+/// `EOWNERDEAD` (a robust mutex's owner died) is an acquire.
+fn holds_again(rc: c_int) -> bool {
+    rc == 0 || rc == libc::ETIMEDOUT || rc == libc::EOWNERDEAD
+}
+
+/// After a wait that returned `rc`: when it holds the mutex again, takes
+/// it over and merges the notification if one came and the wait did not
+/// time out, and the mutex's last release (R8).
+///
+/// A wait refused before it released the mutex (`EPERM`: an
+/// error-checking mutex the caller does not hold; `EINVAL`: an invalid
+/// time or mutex) changed nothing: the mutex is where it was, so a
+/// caller that held it (its release was stored in `before_wait`) still
+/// holds it at the same depth, and one that did not is not made its
+/// owner. Only a failed re-acquire (`ENOTRECOVERABLE`) leaves the mutex
+/// unheld after the wait released it.
 pub(crate) fn after_wait(st: &'static State, w: Waiting, rc: c_int) {
+    if !holds_again(rc) {
+        if let Some(e) = w.mutex
+            && w.depth > 0
+            && rc != libc::ENOTRECOVERABLE
+        {
+            e.owner.store(me(), Ordering::Relaxed);
+            e.depth.store(w.depth, Ordering::Relaxed);
+        }
+        return; // no wait, no hand-off: nothing merged
+    }
     let notice = if rc == 0 {
         w.cond.notices.since(w.seen)
     } else {
@@ -412,7 +438,7 @@ pub(crate) fn after_wait(st: &'static State, w: Waiting, rc: c_int) {
     if let Some(e) = w.mutex {
         e.owner.store(me(), Ordering::Relaxed);
         e.depth.store(w.depth.max(1), Ordering::Relaxed);
-        // SAFETY: the mutex is held again.
+        // SAFETY: the mutex is held again (`holds_again`).
         records[0] = unsafe { e.slot.read() };
         n = 1;
     }

@@ -1,6 +1,6 @@
 /* The first heisen call of the process made on a thread with a 64 KiB
  * stack: the calibration runs on a thread of its own, the small thread
- * unmeasured, and every call still returns a result. */
+ * is measured, and every call returns a result. */
 #include <heisen.h>
 #include <pthread.h>
 #include <stdio.h>

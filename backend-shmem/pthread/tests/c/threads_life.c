@@ -1,9 +1,10 @@
 /* Thread lifecycles: threads created from threads (a tree), detached
  * threads (by attribute and by pthread_detach), threads never joined,
  * pthread_exit from threads (also from a nested call), and more threads
- * over the run than heisen's thread table holds (512): the ones beyond
- * run unmeasured and still correctly. Output must be identical with and
- * without LD_PRELOAD=libheisen_pthread.so. */
+ * over the run (777) than heisen's thread table holds at once (512): its
+ * slots are reused once a thread is gone, so every one is measured.
+ * Output must be identical with and without
+ * LD_PRELOAD=libheisen_pthread.so. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdio.h>
