@@ -13,7 +13,7 @@ use core::ptr;
 
 use heisen_core::stats::Communicated;
 use heisen_core::wildcard::{Match, ReorderDetector};
-use heisen_core::{Cost, Dependency, Exchange, KernelError, Merged, Snapshot};
+use heisen_core::{Cost, Dependency, Exchange, Exited, KernelError, Merged, Snapshot};
 
 use crate::calibrate;
 use crate::current;
@@ -235,7 +235,18 @@ impl ThreadState {
         }
         let t = self.now();
         let cost = calibrate::scaled_cost(cost, self.scale);
-        let result = match self.kernel.on_exit_costing(region, t, cost) {
+        let exited = self.kernel.on_exit_costing(region, t, cost);
+        self.exited(t, exited)
+    }
+
+    /// Records what an exit at `t` gave (R2, R12), counts a refusal.
+    #[inline(always)]
+    fn exited(
+        &mut self,
+        t: u64,
+        exited: Result<Option<Exited>, KernelError>,
+    ) -> Result<(), KernelError> {
+        let result = match exited {
             Ok(Some(exited)) => {
                 self.stats.record_exit(&exited);
                 Ok(())
@@ -265,26 +276,13 @@ impl ThreadState {
         let t = self.now();
         let cost = calibrate::scaled_cost(cost, self.scale);
         let (stats, errors) = (&mut self.stats, &mut self.errors);
-        let result = match self
+        let exited = self
             .kernel
             .on_exit_unwinding_costing(region, t, cost, |skipped| {
                 errors.unwound += 1;
                 stats.record_exit(&skipped);
-            }) {
-            Ok(Some(exited)) => {
-                self.stats.record_exit(&exited);
-                Ok(())
-            }
-            Ok(None) => Ok(()),
-            Err(e) => {
-                self.errors.count(e);
-                Err(e)
-            }
-        };
-        if t >= self.slow_at {
-            self.periodic(t, false);
-        }
-        result
+            });
+        self.exited(t, exited)
     }
 
     /// Exits region `region` and records its times (R2, R12). An exit of a
@@ -296,21 +294,8 @@ impl ThreadState {
             return Ok(());
         }
         let t = self.now();
-        let result = match self.kernel.on_exit(region, t) {
-            Ok(Some(exited)) => {
-                self.stats.record_exit(&exited);
-                Ok(())
-            }
-            Ok(None) => Ok(()),
-            Err(e) => {
-                self.errors.count(e);
-                Err(e)
-            }
-        };
-        if t >= self.slow_at {
-            self.periodic(t, false);
-        }
-        result
+        let exited = self.kernel.on_exit(region, t);
+        self.exited(t, exited)
     }
 
     /// A release now — unlock, enqueue, notify, spawn, send: the record it
