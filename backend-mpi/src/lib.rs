@@ -30,6 +30,7 @@
 //! | [`isendrecv`] | `Isendrecv`, `Isendrecv_replace` (and `_c`): heisen's own receive and send behind one generalized request, which the completion wrappers advance |
 //! | [`large`] | the large-count `_c` point-to-point calls: the count narrowed (a contiguous type above `int`), then their `int` twins' wrappers |
 //! | [`probe`] | `Probe`, `Iprobe`, `Mprobe`, `Improbe`: fixed statuses |
+//! | [`fortran08`] | MPICH's `mpi_f08` procedures that call `PMPI_*` directly (completions, probes, starts, `Type_free`, communicators, barriers, `Init`): the binding's conversion, then the C wrappers |
 //! | [`bsend`] | `Buffer_attach`/`_detach`: room for the records of buffered sends |
 //! | [`report`] | each rank's report at `MPI_Finalize`, rank 0's merged run report and summary |
 //!
@@ -58,6 +59,7 @@ pub mod comm;
 pub mod completion;
 pub mod datatype;
 pub mod exchange;
+pub mod fortran08;
 pub mod isendrecv;
 pub mod large;
 pub mod merge;

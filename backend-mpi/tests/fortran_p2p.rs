@@ -82,3 +82,66 @@ fn fortran_use_mpi_f08_nonblocking_receives_get_their_data() {
         "{out}"
     );
 }
+
+#[test]
+fn fortran_use_mpi_f08_procedures_that_call_pmpi_go_through_heisen() {
+    // MPICH 4.0's mpi_f08 completions, probes, persistent starts,
+    // Type_free, communicator constructors, barriers and Init_thread call
+    // PMPI_* directly. Unwrapped, a Wait's status counted the record's
+    // bytes (63 integers for 3) and the completions were never merged.
+    let (plain, measured, reports) = run_both("f08_pmpi_paths");
+    let out = String::from_utf8_lossy(&measured.stdout);
+    assert!(measured.status.success(), "{out}");
+    assert_eq!(String::from_utf8_lossy(&measured.stderr), "");
+    assert_eq!(String::from_utf8_lossy(&plain.stdout), out);
+    assert!(out.contains("mpi_f08 PMPI paths: failed 0"), "{out}");
+    for rank in 0..2 {
+        let path = reports.join(format!("heisen.rank{rank}.json"));
+        let text = std::fs::read_to_string(&path).expect("report");
+        let report: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+        let regions: Vec<&str> = report["regions"]
+            .as_array()
+            .expect("regions")
+            .iter()
+            .filter_map(|r| r["name"].as_str())
+            .collect();
+        for call in [
+            "MPI_Wait",
+            "MPI_Waitall",
+            "MPI_Waitany",
+            "MPI_Waitsome",
+            "MPI_Test",
+            "MPI_Testall",
+            "MPI_Testany",
+            "MPI_Testsome",
+            "MPI_Barrier",
+            "MPI_Ibarrier",
+            "MPI_Comm_dup",
+            "MPI_Intercomm_merge",
+        ] {
+            assert!(
+                regions.contains(&call),
+                "rank {rank}: no {call} in {regions:?}"
+            );
+        }
+        let mpi = &report["mpi"];
+        // MPI_Init_thread was seen: the clocks were aligned (R5)
+        assert_eq!(mpi["clock"]["aligned"], true, "rank {rank}");
+        assert_eq!(mpi["requests"]["overflow"], 0);
+        assert_eq!(mpi["requests"]["unfixed"], 0);
+    }
+}
+
+#[test]
+fn fortran_2008_buffer_detach_gives_back_the_programs_buffer() {
+    let dir = common::scratch("f08_detach");
+    let exe = common::build("f08_detach", &dir);
+    let plain = run(&exe, 2, None, &dir, &dir);
+    let measured = run(&exe, 2, Some(&library()), &dir, &dir);
+    for out in [&plain, &measured] {
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{text}");
+        assert_eq!(text, "f08 detach: failed 0\n");
+        assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+    }
+}

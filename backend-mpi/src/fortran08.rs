@@ -1,0 +1,877 @@
+//! MPICH's `use mpi_f08` binding, where it bypasses the C wrappers.
+//!
+//! MPICH 4.0's `mpi_f08` procedures that take a choice buffer (`MPI_Send`,
+//! `MPI_Irecv`, `MPI_Bcast`, ...) call the C `MPI_*` functions, so they
+//! reach heisen. The others call `PMPI_*` directly: completions, probes,
+//! persistent starts, `MPI_Type_free`, communicator constructors,
+//! barriers, `MPI_Init`, `MPI_Buffer_detach`. Unwrapped, a program using `mpi_f08` saw the
+//! record's bytes in every status of a nonblocking receive or a probe
+//! (`MPI_Get_count` gave 63 for 3 integers), its requests were never
+//! completed through heisen (merges lost, R4/R5; the request table kept
+//! their entries), and a freed datatype's cached wire types stayed in use
+//! for the next type given the same handle.
+//!
+//! Each wrapper here is the binding's own conversion (for a default
+//! `INTEGER` as wide as a C `int`, which is how MPICH is built here)
+//! followed by heisen's C wrapper: a handle's `MPI_VAL` is the C handle,
+//! `TYPE(MPI_Status)` is `bind(C)` with the C status's layout, the
+//! Fortran `MPI_STATUS_IGNORE` and `MPI_STATUSES_IGNORE` are objects of
+//! their own (`MPIR_F08_MPI_STATUS(ES)_IGNORE_OBJ`) that become the C
+//! constants, a `LOGICAL` is 0 or 1, indices are 1-based, and the optional
+//! `ierror` is a null pointer when absent. The symbols are those of
+//! MPICH's `libmpichfort` (`mpi_wait_f08_`, ...); under another MPI they
+//! are never called.
+
+use core::ffi::c_int;
+use std::sync::OnceLock;
+
+use crate::sys::{
+    self, MPI_Comm, MPI_Datatype, MPI_Group, MPI_Info, MPI_Message, MPI_Request, MPI_Status,
+};
+
+// A Fortran handle (`MPI_VAL`) is the C handle itself in MPICH.
+const _: () = assert!(core::mem::size_of::<MPI_Comm>() == core::mem::size_of::<c_int>());
+const _: () = assert!(core::mem::size_of::<MPI_Request>() == core::mem::size_of::<c_int>());
+const _: () = assert!(core::mem::size_of::<MPI_Message>() == core::mem::size_of::<c_int>());
+
+/// Addresses of the Fortran `MPI_STATUS_IGNORE` and `MPI_STATUSES_IGNORE`
+/// objects (0 where the MPI has none).
+fn ignore_objects() -> (usize, usize) {
+    static OBJECTS: OnceLock<(usize, usize)> = OnceLock::new();
+    *OBJECTS.get_or_init(|| {
+        // SAFETY: dlsym with NUL-terminated names; only the addresses are kept.
+        unsafe {
+            (
+                libc::dlsym(
+                    libc::RTLD_DEFAULT,
+                    c"MPIR_F08_MPI_STATUS_IGNORE_OBJ".as_ptr(),
+                ) as usize,
+                libc::dlsym(
+                    libc::RTLD_DEFAULT,
+                    c"MPIR_F08_MPI_STATUSES_IGNORE_OBJ".as_ptr(),
+                ) as usize,
+            )
+        }
+    })
+}
+
+/// A Fortran status argument as C sees it.
+fn status(st: *mut MPI_Status) -> *mut MPI_Status {
+    match ignore_objects().0 {
+        0 => st,
+        ignore if st as usize == ignore => sys::status_ignore(),
+        _ => st,
+    }
+}
+
+/// A Fortran array of statuses as C sees it.
+fn statuses(st: *mut MPI_Status) -> *mut MPI_Status {
+    match ignore_objects().1 {
+        0 => st,
+        ignore if st as usize == ignore => sys::statuses_ignore(),
+        _ => st,
+    }
+}
+
+/// Reads an `INTENT(IN)` argument (Fortran passes everything by reference).
+///
+/// # Safety
+/// `p` is the caller's argument.
+unsafe fn val<T: Copy>(p: *const T) -> T {
+    // SAFETY: the caller's argument, never null for a non-optional dummy.
+    unsafe { *p }
+}
+
+/// Writes the optional `ierror` and a `LOGICAL` out-argument.
+///
+/// # Safety
+/// `ierror` and `flag` are the caller's, or null.
+unsafe fn finish(ierror: *mut c_int, rc: c_int, flag: Option<(*mut c_int, c_int)>) {
+    if let Some((f, c)) = flag
+        && !f.is_null()
+        && rc == sys::success()
+    {
+        // SAFETY: the caller's LOGICAL; gfortran's .TRUE. is 1.
+        unsafe { *f = c_int::from(c != 0) };
+    }
+    if !ierror.is_null() {
+        // SAFETY: the caller's optional INTEGER.
+        unsafe { *ierror = rc };
+    }
+}
+
+/// How a binding hands a C index (0-based, or `MPI_UNDEFINED`) to
+/// Fortran. The standard says 1-based; MPICH 4.0's generated `mpi_f08`
+/// bindings give the C index unchanged (fixed in 4.1, pmodels/mpich#6270),
+/// and some later ones add 1 to `MPI_UNDEFINED` too (#6989). A program must
+/// see what its MPI gives it, so each binding's convention is learned
+/// once by calling it ([`learn`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Indices {
+    /// Added to a real index.
+    offset: c_int,
+    /// What `MPI_UNDEFINED` becomes.
+    undefined: c_int,
+}
+
+impl Indices {
+    /// The standard's convention.
+    fn standard() -> Indices {
+        Indices {
+            offset: 1,
+            undefined: sys::undefined(),
+        }
+    }
+
+    fn index(self, i: c_int) -> c_int {
+        if i == sys::undefined() {
+            self.undefined
+        } else {
+            i + self.offset
+        }
+    }
+}
+
+/// The four procedures that return indices.
+#[derive(Clone, Copy)]
+enum Family {
+    Waitany,
+    Testany,
+    Waitsome,
+    Testsome,
+}
+
+/// The index convention of `family`'s binding (the standard's when the
+/// process has none after heisen).
+fn indices(family: Family) -> Indices {
+    static LEARNT: [OnceLock<Indices>; 4] = [const { OnceLock::new() }; 4];
+    *LEARNT[family as usize].get_or_init(|| learn(family).unwrap_or_else(Indices::standard))
+}
+
+/// Calls the MPI's own binding of `family` on a send to `MPI_PROC_NULL`
+/// (complete at once, made with `PMPI_Isend` so heisen has no entry for
+/// it), and for the `any` forms on a null request, and reads what it gave.
+fn learn(family: Family) -> Option<Indices> {
+    type Any = unsafe extern "C" fn(
+        *const c_int,
+        *mut MPI_Request,
+        *mut c_int,
+        *mut MPI_Status,
+        *mut c_int,
+    );
+    type AnyTest = unsafe extern "C" fn(
+        *const c_int,
+        *mut MPI_Request,
+        *mut c_int,
+        *mut c_int,
+        *mut MPI_Status,
+        *mut c_int,
+    );
+    type SomeFn = unsafe extern "C" fn(
+        *const c_int,
+        *mut MPI_Request,
+        *mut c_int,
+        *mut c_int,
+        *mut MPI_Status,
+        *mut c_int,
+    );
+    let name = match family {
+        Family::Waitany => c"mpi_waitany_f08_",
+        Family::Testany => c"mpi_testany_f08_",
+        Family::Waitsome => c"mpi_waitsome_f08_",
+        Family::Testsome => c"mpi_testsome_f08_",
+    };
+    // SAFETY: dlsym with RTLD_NEXT and a NUL-terminated name.
+    let next = unsafe { libc::dlsym(libc::RTLD_NEXT, name.as_ptr()) };
+    if next.is_null() {
+        return None;
+    }
+    // One call of the binding on `request` (null or a finished send):
+    // the index it reports.
+    let call = |mut request: MPI_Request| -> Option<c_int> {
+        let (one, mut idx, mut flag, mut ierror) = (1, -7, 0, 0);
+        let mut out = [-7; 1];
+        let mut outcount = -7;
+        // SAFETY: a zeroed status is a valid one to write into.
+        let mut st: MPI_Status = unsafe { core::mem::zeroed() };
+        // SAFETY: the binding's own symbol with its Fortran interface
+        // (every argument by reference); all arguments are locals.
+        unsafe {
+            match family {
+                Family::Waitany => core::mem::transmute::<*mut libc::c_void, Any>(next)(
+                    &one,
+                    &mut request,
+                    &mut idx,
+                    &mut st,
+                    &mut ierror,
+                ),
+                Family::Testany => core::mem::transmute::<*mut libc::c_void, AnyTest>(next)(
+                    &one,
+                    &mut request,
+                    &mut idx,
+                    &mut flag,
+                    &mut st,
+                    &mut ierror,
+                ),
+                Family::Waitsome | Family::Testsome => {
+                    core::mem::transmute::<*mut libc::c_void, SomeFn>(next)(
+                        &one,
+                        &mut request,
+                        &mut outcount,
+                        out.as_mut_ptr(),
+                        &mut st,
+                        &mut ierror,
+                    );
+                    idx = if outcount == 1 {
+                        out[0]
+                    } else {
+                        sys::undefined()
+                    };
+                }
+            }
+        }
+        (ierror == sys::success()).then_some(idx)
+    };
+    let mut send = sys::request_null();
+    // SAFETY: an empty send to MPI_PROC_NULL, outside heisen's tables.
+    let rc = unsafe {
+        sys::PMPI_Isend(
+            core::ptr::null(),
+            0,
+            sys::byte(),
+            sys::proc_null(),
+            0,
+            sys::comm_world(),
+            &mut send,
+        )
+    };
+    if rc != sys::success() {
+        return None;
+    }
+    let first = call(send);
+    if send != sys::request_null() {
+        // the binding did not finish it (a Test* that said not yet)
+        // SAFETY: our own request.
+        unsafe { sys::PMPI_Wait(&mut send, sys::status_ignore()) };
+    }
+    let offset = first?;
+    let undefined = match family {
+        Family::Waitany | Family::Testany => call(sys::request_null())?,
+        Family::Waitsome | Family::Testsome => sys::undefined(),
+    };
+    Some(Indices { offset, undefined })
+}
+
+/// `mpi_f08` `MPI_Buffer_detach(buffer_addr, size, ierror)`: MPICH's
+/// binding passes `buffer_addr` (a `TYPE(C_PTR)`) on as C's `void **`.
+/// Unwrapped, a program got heisen's larger buffer back.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mpi_buffer_detach_f08_(
+    buffer_addr: *mut core::ffi::c_void,
+    size: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: the caller's arguments.
+    unsafe {
+        finish(
+            ierror,
+            crate::bsend::MPI_Buffer_detach(buffer_addr, size),
+            None,
+        )
+    }
+}
+
+/// `mpi_f08` `MPI_Buffer_detach` with an `INTEGER(KIND=MPI_COUNT_KIND)` size.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mpi_buffer_detach_f08_large_(
+    buffer_addr: *mut core::ffi::c_void,
+    size: *mut sys::MPI_Count,
+    ierror: *mut c_int,
+) {
+    // SAFETY: the caller's arguments.
+    unsafe {
+        finish(
+            ierror,
+            crate::bsend::MPI_Buffer_detach_c(buffer_addr, size),
+            None,
+        )
+    }
+}
+
+/// `mpi_f08` `MPI_Init(ierror)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mpi_init_f08_(ierror: *mut c_int) {
+    // SAFETY: no command line, as the binding passes none.
+    let rc = unsafe { crate::setup::MPI_Init(core::ptr::null_mut(), core::ptr::null_mut()) };
+    // SAFETY: the caller's optional argument.
+    unsafe { finish(ierror, rc, None) }
+}
+
+/// `mpi_f08` `MPI_Init_thread(required, provided, ierror)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mpi_init_thread_f08_(
+    required: *const c_int,
+    provided: *mut c_int,
+    ierror: *mut c_int,
+) {
+    // SAFETY: the caller's arguments; no command line.
+    let rc = unsafe {
+        crate::setup::MPI_Init_thread(
+            core::ptr::null_mut(),
+            core::ptr::null_mut(),
+            val(required),
+            provided,
+        )
+    };
+    // SAFETY: as above.
+    unsafe { finish(ierror, rc, None) }
+}
+
+/// `mpi_f08` `MPI_Pcontrol(level)` (no `ierror`).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mpi_pcontrol_f08_(level: *const c_int) {
+    // SAFETY: the caller's argument.
+    unsafe { crate::pcontrol::MPI_Pcontrol(val(level)) };
+}
+
+/// `mpi_f08` `MPI_Wait(request, status, ierror)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mpi_wait_f08_(
+    request: *mut MPI_Request,
+    st: *mut MPI_Status,
+    ierror: *mut c_int,
+) {
+    // SAFETY: the caller's arguments, converted as the binding does.
+    unsafe {
+        finish(
+            ierror,
+            crate::completion::MPI_Wait(request, status(st)),
+            None,
+        )
+    }
+}
+
+/// `mpi_f08` `MPI_Test(request, flag, status, ierror)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mpi_test_f08_(
+    request: *mut MPI_Request,
+    flag: *mut c_int,
+    st: *mut MPI_Status,
+    ierror: *mut c_int,
+) {
+    let mut f = 0;
+    // SAFETY: as above.
+    unsafe {
+        let rc = crate::completion::MPI_Test(request, &mut f, status(st));
+        finish(ierror, rc, Some((flag, f)));
+    }
+}
+
+/// `mpi_f08` `MPI_Waitall(count, array_of_requests, array_of_statuses, ierror)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mpi_waitall_f08_(
+    count: *const c_int,
+    requests: *mut MPI_Request,
+    sts: *mut MPI_Status,
+    ierror: *mut c_int,
+) {
+    // SAFETY: as above.
+    unsafe {
+        let rc = crate::completion::MPI_Waitall(val(count), requests, statuses(sts));
+        finish(ierror, rc, None);
+    }
+}
+
+/// `mpi_f08` `MPI_Testall(count, array_of_requests, flag, array_of_statuses, ierror)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mpi_testall_f08_(
+    count: *const c_int,
+    requests: *mut MPI_Request,
+    flag: *mut c_int,
+    sts: *mut MPI_Status,
+    ierror: *mut c_int,
+) {
+    let mut f = 0;
+    // SAFETY: as above.
+    unsafe {
+        let rc = crate::completion::MPI_Testall(val(count), requests, &mut f, statuses(sts));
+        finish(ierror, rc, Some((flag, f)));
+    }
+}
+
+/// `mpi_f08` `MPI_Waitany(count, array_of_requests, index, status, ierror)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mpi_waitany_f08_(
+    count: *const c_int,
+    requests: *mut MPI_Request,
+    idx: *mut c_int,
+    st: *mut MPI_Status,
+    ierror: *mut c_int,
+) {
+    let mut i = sys::undefined();
+    // SAFETY: as above.
+    unsafe {
+        let rc = crate::completion::MPI_Waitany(val(count), requests, &mut i, status(st));
+        if rc == sys::success() {
+            *idx = indices(Family::Waitany).index(i);
+        }
+        finish(ierror, rc, None);
+    }
+}
+
+/// `mpi_f08` `MPI_Testany(count, array_of_requests, index, flag, status, ierror)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mpi_testany_f08_(
+    count: *const c_int,
+    requests: *mut MPI_Request,
+    idx: *mut c_int,
+    flag: *mut c_int,
+    st: *mut MPI_Status,
+    ierror: *mut c_int,
+) {
+    let (mut i, mut f) = (sys::undefined(), 0);
+    // SAFETY: as above.
+    unsafe {
+        let rc = crate::completion::MPI_Testany(val(count), requests, &mut i, &mut f, status(st));
+        if rc == sys::success() {
+            *idx = indices(Family::Testany).index(i);
+        }
+        finish(ierror, rc, Some((flag, f)));
+    }
+}
+
+/// The body of `MPI_Waitsome` and `MPI_Testsome`: indices made 1-based.
+///
+/// # Safety
+/// The caller's arguments.
+unsafe fn some(
+    family: Family,
+    call: unsafe extern "C" fn(
+        c_int,
+        *mut MPI_Request,
+        *mut c_int,
+        *mut c_int,
+        *mut MPI_Status,
+    ) -> c_int,
+    count: *const c_int,
+    requests: *mut MPI_Request,
+    outcount: *mut c_int,
+    out: *mut c_int,
+    sts: *mut MPI_Status,
+    ierror: *mut c_int,
+) {
+    // SAFETY: the caller's arguments; `out` holds `count` entries.
+    unsafe {
+        let rc = call(val(count), requests, outcount, out, statuses(sts));
+        if rc == sys::success() && *outcount != sys::undefined() {
+            let convention = indices(family);
+            for k in 0..usize::try_from(*outcount).unwrap_or(0) {
+                *out.add(k) = convention.index(*out.add(k));
+            }
+        }
+        finish(ierror, rc, None);
+    }
+}
+
+/// `mpi_f08` `MPI_Waitsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, ierror)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mpi_waitsome_f08_(
+    count: *const c_int,
+    requests: *mut MPI_Request,
+    outcount: *mut c_int,
+    indices: *mut c_int,
+    sts: *mut MPI_Status,
+    ierror: *mut c_int,
+) {
+    // SAFETY: the caller's arguments.
+    unsafe {
+        some(
+            Family::Waitsome,
+            crate::completion::MPI_Waitsome,
+            count,
+            requests,
+            outcount,
+            indices,
+            sts,
+            ierror,
+        )
+    }
+}
+
+/// `mpi_f08` `MPI_Testsome` (arguments as `MPI_Waitsome`).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mpi_testsome_f08_(
+    count: *const c_int,
+    requests: *mut MPI_Request,
+    outcount: *mut c_int,
+    indices: *mut c_int,
+    sts: *mut MPI_Status,
+    ierror: *mut c_int,
+) {
+    // SAFETY: the caller's arguments.
+    unsafe {
+        some(
+            Family::Testsome,
+            crate::completion::MPI_Testsome,
+            count,
+            requests,
+            outcount,
+            indices,
+            sts,
+            ierror,
+        )
+    }
+}
+
+/// `mpi_f08` `MPI_Request_free(request, ierror)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mpi_request_free_f08_(request: *mut MPI_Request, ierror: *mut c_int) {
+    // SAFETY: the caller's arguments.
+    unsafe { finish(ierror, crate::persistent::MPI_Request_free(request), None) }
+}
+
+/// `mpi_f08` `MPI_Request_get_status(request, flag, status, ierror)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mpi_request_get_status_f08_(
+    request: *const MPI_Request,
+    flag: *mut c_int,
+    st: *mut MPI_Status,
+    ierror: *mut c_int,
+) {
+    let mut f = 0;
+    // SAFETY: the caller's arguments.
+    unsafe {
+        let rc = crate::persistent::MPI_Request_get_status(val(request), &mut f, status(st));
+        finish(ierror, rc, Some((flag, f)));
+    }
+}
+
+/// `mpi_f08` `MPI_Start(request, ierror)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mpi_start_f08_(request: *mut MPI_Request, ierror: *mut c_int) {
+    // SAFETY: the caller's arguments.
+    unsafe { finish(ierror, crate::persistent::MPI_Start(request), None) }
+}
+
+/// `mpi_f08` `MPI_Startall(count, array_of_requests, ierror)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mpi_startall_f08_(
+    count: *const c_int,
+    requests: *mut MPI_Request,
+    ierror: *mut c_int,
+) {
+    // SAFETY: the caller's arguments.
+    unsafe {
+        finish(
+            ierror,
+            crate::persistent::MPI_Startall(val(count), requests),
+            None,
+        )
+    }
+}
+
+/// `mpi_f08` `MPI_Probe(source, tag, comm, status, ierror)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mpi_probe_f08_(
+    source: *const c_int,
+    tag: *const c_int,
+    comm: *const MPI_Comm,
+    st: *mut MPI_Status,
+    ierror: *mut c_int,
+) {
+    // SAFETY: the caller's arguments.
+    unsafe {
+        let rc = crate::probe::MPI_Probe(val(source), val(tag), val(comm), status(st));
+        finish(ierror, rc, None);
+    }
+}
+
+/// `mpi_f08` `MPI_Iprobe(source, tag, comm, flag, status, ierror)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mpi_iprobe_f08_(
+    source: *const c_int,
+    tag: *const c_int,
+    comm: *const MPI_Comm,
+    flag: *mut c_int,
+    st: *mut MPI_Status,
+    ierror: *mut c_int,
+) {
+    let mut f = 0;
+    // SAFETY: the caller's arguments.
+    unsafe {
+        let rc = crate::probe::MPI_Iprobe(val(source), val(tag), val(comm), &mut f, status(st));
+        finish(ierror, rc, Some((flag, f)));
+    }
+}
+
+/// `mpi_f08` `MPI_Mprobe(source, tag, comm, message, status, ierror)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mpi_mprobe_f08_(
+    source: *const c_int,
+    tag: *const c_int,
+    comm: *const MPI_Comm,
+    message: *mut MPI_Message,
+    st: *mut MPI_Status,
+    ierror: *mut c_int,
+) {
+    // SAFETY: the caller's arguments.
+    unsafe {
+        let rc = crate::probe::MPI_Mprobe(val(source), val(tag), val(comm), message, status(st));
+        finish(ierror, rc, None);
+    }
+}
+
+/// `mpi_f08` `MPI_Improbe(source, tag, comm, flag, message, status, ierror)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mpi_improbe_f08_(
+    source: *const c_int,
+    tag: *const c_int,
+    comm: *const MPI_Comm,
+    flag: *mut c_int,
+    message: *mut MPI_Message,
+    st: *mut MPI_Status,
+    ierror: *mut c_int,
+) {
+    let mut f = 0;
+    // SAFETY: the caller's arguments.
+    unsafe {
+        let rc = crate::probe::MPI_Improbe(
+            val(source),
+            val(tag),
+            val(comm),
+            &mut f,
+            message,
+            status(st),
+        );
+        finish(ierror, rc, Some((flag, f)));
+    }
+}
+
+/// `mpi_f08` `MPI_Type_free(datatype, ierror)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mpi_type_free_f08_(datatype: *mut MPI_Datatype, ierror: *mut c_int) {
+    // SAFETY: the caller's arguments.
+    unsafe { finish(ierror, crate::datatype::MPI_Type_free(datatype), None) }
+}
+
+/// `mpi_f08` `MPI_Barrier(comm, ierror)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mpi_barrier_f08_(comm: *const MPI_Comm, ierror: *mut c_int) {
+    // SAFETY: the caller's arguments.
+    unsafe { finish(ierror, crate::collective::MPI_Barrier(val(comm)), None) }
+}
+
+/// `mpi_f08` `MPI_Ibarrier(comm, request, ierror)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mpi_ibarrier_f08_(
+    comm: *const MPI_Comm,
+    request: *mut MPI_Request,
+    ierror: *mut c_int,
+) {
+    // SAFETY: the caller's arguments.
+    unsafe {
+        finish(
+            ierror,
+            crate::collective::MPI_Ibarrier(val(comm), request),
+            None,
+        )
+    }
+}
+
+/// `mpi_f08` `MPI_Comm_dup(comm, newcomm, ierror)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mpi_comm_dup_f08_(
+    comm: *const MPI_Comm,
+    newcomm: *mut MPI_Comm,
+    ierror: *mut c_int,
+) {
+    // SAFETY: the caller's arguments.
+    unsafe { finish(ierror, crate::comm::MPI_Comm_dup(val(comm), newcomm), None) }
+}
+
+/// `mpi_f08` `MPI_Comm_dup_with_info(comm, info, newcomm, ierror)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mpi_comm_dup_with_info_f08_(
+    comm: *const MPI_Comm,
+    info: *const MPI_Info,
+    newcomm: *mut MPI_Comm,
+    ierror: *mut c_int,
+) {
+    // SAFETY: the caller's arguments.
+    unsafe {
+        let rc = crate::comm::MPI_Comm_dup_with_info(val(comm), val(info), newcomm);
+        finish(ierror, rc, None);
+    }
+}
+
+/// `mpi_f08` `MPI_Comm_idup(comm, newcomm, request, ierror)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mpi_comm_idup_f08_(
+    comm: *const MPI_Comm,
+    newcomm: *mut MPI_Comm,
+    request: *mut MPI_Request,
+    ierror: *mut c_int,
+) {
+    // SAFETY: the caller's arguments.
+    unsafe {
+        finish(
+            ierror,
+            crate::comm::MPI_Comm_idup(val(comm), newcomm, request),
+            None,
+        )
+    }
+}
+
+/// `mpi_f08` `MPI_Comm_split(comm, color, key, newcomm, ierror)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mpi_comm_split_f08_(
+    comm: *const MPI_Comm,
+    color: *const c_int,
+    key: *const c_int,
+    newcomm: *mut MPI_Comm,
+    ierror: *mut c_int,
+) {
+    // SAFETY: the caller's arguments.
+    unsafe {
+        let rc = crate::comm::MPI_Comm_split(val(comm), val(color), val(key), newcomm);
+        finish(ierror, rc, None);
+    }
+}
+
+/// `mpi_f08` `MPI_Comm_split_type(comm, split_type, key, info, newcomm, ierror)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mpi_comm_split_type_f08_(
+    comm: *const MPI_Comm,
+    split_type: *const c_int,
+    key: *const c_int,
+    info: *const MPI_Info,
+    newcomm: *mut MPI_Comm,
+    ierror: *mut c_int,
+) {
+    // SAFETY: the caller's arguments.
+    unsafe {
+        let rc = crate::comm::MPI_Comm_split_type(
+            val(comm),
+            val(split_type),
+            val(key),
+            val(info),
+            newcomm,
+        );
+        finish(ierror, rc, None);
+    }
+}
+
+/// `mpi_f08` `MPI_Comm_create(comm, group, newcomm, ierror)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mpi_comm_create_f08_(
+    comm: *const MPI_Comm,
+    group: *const MPI_Group,
+    newcomm: *mut MPI_Comm,
+    ierror: *mut c_int,
+) {
+    // SAFETY: the caller's arguments.
+    unsafe {
+        finish(
+            ierror,
+            crate::comm::MPI_Comm_create(val(comm), val(group), newcomm),
+            None,
+        )
+    }
+}
+
+/// `mpi_f08` `MPI_Comm_create_group(comm, group, tag, newcomm, ierror)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mpi_comm_create_group_f08_(
+    comm: *const MPI_Comm,
+    group: *const MPI_Group,
+    tag: *const c_int,
+    newcomm: *mut MPI_Comm,
+    ierror: *mut c_int,
+) {
+    // SAFETY: the caller's arguments.
+    unsafe {
+        let rc = crate::comm::MPI_Comm_create_group(val(comm), val(group), val(tag), newcomm);
+        finish(ierror, rc, None);
+    }
+}
+
+/// `mpi_f08` `MPI_Comm_free(comm, ierror)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mpi_comm_free_f08_(comm: *mut MPI_Comm, ierror: *mut c_int) {
+    // SAFETY: the caller's arguments.
+    unsafe { finish(ierror, crate::comm::MPI_Comm_free(comm), None) }
+}
+
+/// `mpi_f08` `MPI_Intercomm_create(local_comm, local_leader, peer_comm, remote_leader, tag, newintercomm, ierror)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mpi_intercomm_create_f08_(
+    local_comm: *const MPI_Comm,
+    local_leader: *const c_int,
+    peer_comm: *const MPI_Comm,
+    remote_leader: *const c_int,
+    tag: *const c_int,
+    newintercomm: *mut MPI_Comm,
+    ierror: *mut c_int,
+) {
+    // SAFETY: the caller's arguments.
+    unsafe {
+        let rc = crate::comm::MPI_Intercomm_create(
+            val(local_comm),
+            val(local_leader),
+            val(peer_comm),
+            val(remote_leader),
+            val(tag),
+            newintercomm,
+        );
+        finish(ierror, rc, None);
+    }
+}
+
+/// `mpi_f08` `MPI_Intercomm_merge(intercomm, high, newintracomm, ierror)`
+/// (`high` a `LOGICAL`).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mpi_intercomm_merge_f08_(
+    intercomm: *const MPI_Comm,
+    high: *const c_int,
+    newintracomm: *mut MPI_Comm,
+    ierror: *mut c_int,
+) {
+    // SAFETY: the caller's arguments.
+    unsafe {
+        let high = c_int::from(val(high) != 0);
+        let rc = crate::comm::MPI_Intercomm_merge(val(intercomm), high, newintracomm);
+        finish(ierror, rc, None);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_standard_convention_is_one_based_and_keeps_undefined() {
+        let s = Indices::standard();
+        assert_eq!(s.index(0), 1);
+        assert_eq!(s.index(6), 7);
+        assert_eq!(s.index(sys::undefined()), sys::undefined());
+        // MPICH 4.0's: unchanged
+        let raw = Indices {
+            offset: 0,
+            undefined: sys::undefined(),
+        };
+        assert_eq!((raw.index(0), raw.index(6)), (0, 6));
+    }
+
+    #[test]
+    fn flags_and_ierror_are_written_only_where_given() {
+        let (mut ierror, mut flag) = (-5, -5);
+        // SAFETY: local variables.
+        unsafe { finish(&mut ierror, sys::success(), Some((&mut flag, 7))) };
+        assert_eq!((ierror, flag), (sys::success(), 1));
+        // an absent ierror, a failed call: the flag is left alone
+        let mut flag = -5;
+        // SAFETY: as above.
+        unsafe { finish(core::ptr::null_mut(), 3, Some((&mut flag, 1))) };
+        assert_eq!(flag, -5);
+    }
+}
