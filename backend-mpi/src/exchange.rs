@@ -7,13 +7,14 @@
 use core::ffi::{c_int, c_void};
 
 use crate::datatype;
+use crate::large::{Count, exchanges, replaces};
 use crate::merge::{self, Received};
 use crate::p2p::delivered;
 use crate::piggyback::{self, LEN, Wire};
 use crate::region::{self, Named};
-use crate::setup::{Mpi, ensure};
+use crate::setup::Mpi;
 use crate::status;
-use crate::sys::{self, MPI_Comm, MPI_Datatype, MPI_Status};
+use crate::sys::{self, MPI_Comm, MPI_Count, MPI_Datatype, MPI_Status};
 
 /// Merges what an exchange received (none from `MPI_PROC_NULL`).
 fn merge_in(
@@ -43,51 +44,8 @@ fn merge_in(
     }
 }
 
-/// `MPI_Sendrecv`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn MPI_Sendrecv(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: MPI_Datatype,
-    dest: c_int,
-    sendtag: c_int,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: MPI_Datatype,
-    source: c_int,
-    recvtag: c_int,
-    comm: MPI_Comm,
-    st: *mut MPI_Status,
-) -> c_int {
-    let Some(m) = ensure() else {
-        // SAFETY: the program's arguments, unchanged.
-        return unsafe {
-            sys::PMPI_Sendrecv(
-                sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
-                recvtag, comm, st,
-            )
-        };
-    };
-    sendrecv(
-        m,
-        &REGION_SENDRECV,
-        sendbuf,
-        sendcount,
-        sendtype,
-        dest,
-        sendtag,
-        recvbuf,
-        recvcount,
-        recvtype,
-        source,
-        recvtag,
-        comm,
-        st,
-    )
-}
-
-/// `MPI_Sendrecv`'s measured part, in region `region` (also `MPI_Sendrecv_c`'s).
-pub(crate) fn sendrecv(
+/// `MPI_Sendrecv`'s measured part with `int` counts, in region `region`.
+fn sendrecv(
     m: &Mpi,
     region: &'static Named,
     sendbuf: *const c_void,
@@ -233,38 +191,9 @@ fn staged_sendrecv(
     rc
 }
 
-static REGION_SENDRECV: Named = Named::new("MPI_Sendrecv");
-
-/// `MPI_Sendrecv_replace`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn MPI_Sendrecv_replace(
-    buf: *mut c_void,
-    count: c_int,
-    datatype: MPI_Datatype,
-    dest: c_int,
-    sendtag: c_int,
-    source: c_int,
-    recvtag: c_int,
-    comm: MPI_Comm,
-    st: *mut MPI_Status,
-) -> c_int {
-    let Some(m) = ensure() else {
-        // SAFETY: the program's arguments, unchanged.
-        return unsafe {
-            sys::PMPI_Sendrecv_replace(
-                buf, count, datatype, dest, sendtag, source, recvtag, comm, st,
-            )
-        };
-    };
-    static REGION: Named = Named::new("MPI_Sendrecv_replace");
-    sendrecv_replace(
-        m, &REGION, buf, count, datatype, dest, sendtag, source, recvtag, comm, st,
-    )
-}
-
-/// `MPI_Sendrecv_replace`'s measured part, in region `region` (also
-/// `MPI_Sendrecv_replace_c`'s).
-pub(crate) fn sendrecv_replace(
+/// `MPI_Sendrecv_replace`'s measured part with an `int` count, in region
+/// `region`.
+fn sendrecv_replace(
     m: &Mpi,
     region: &'static Named,
     buf: *mut c_void,
@@ -328,4 +257,70 @@ pub(crate) fn sendrecv_replace(
         merge_in(m, region, begin, &wire, rc, status, source);
         rc
     })
+}
+
+// ----- the exports -------------------------------------------------------------
+
+/// `MPI_Sendrecv` and `MPI_Sendrecv_c`'s measured body: the counts
+/// narrowed, then [`sendrecv`].
+fn sendrecv_counted<C: Count>(
+    m: &Mpi,
+    region: &'static Named,
+    sendbuf: *const c_void,
+    sendcount: C,
+    sendtype: MPI_Datatype,
+    dest: c_int,
+    sendtag: c_int,
+    recvbuf: *mut c_void,
+    recvcount: C,
+    recvtype: MPI_Datatype,
+    source: c_int,
+    recvtag: c_int,
+    comm: MPI_Comm,
+    st: *mut MPI_Status,
+) -> c_int {
+    sendcount.narrowed(sendtype, |sc, stype| {
+        recvcount.narrowed(recvtype, |rc, rtype| {
+            sendrecv(
+                m, region, sendbuf, sc, stype, dest, sendtag, recvbuf, rc, rtype, source, recvtag,
+                comm, st,
+            )
+        })
+    })
+}
+
+exchanges! {
+    "`MPI_Sendrecv` (MPI-4.0 §3.10.1; `_c`: §19.2).", SENDRECV, sendrecv_counted,
+    st: *mut MPI_Status;
+    MPI_Sendrecv(c_int);
+    MPI_Sendrecv_c(MPI_Count);
+}
+
+/// `MPI_Sendrecv_replace` and `_c`'s measured body: the count narrowed,
+/// then [`sendrecv_replace`].
+fn sendrecv_replace_counted<C: Count>(
+    m: &Mpi,
+    region: &'static Named,
+    buf: *mut c_void,
+    count: C,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    sendtag: c_int,
+    source: c_int,
+    recvtag: c_int,
+    comm: MPI_Comm,
+    st: *mut MPI_Status,
+) -> c_int {
+    count.narrowed(datatype, |c, t| {
+        sendrecv_replace(
+            m, region, buf, c, t, dest, sendtag, source, recvtag, comm, st,
+        )
+    })
+}
+
+replaces! {
+    "`MPI_Sendrecv_replace` (MPI-4.0 §3.10.2; `_c`: §19.2).", SENDRECV_REPLACE,
+    sendrecv_replace_counted, st: *mut MPI_Status;
+    MPI_Sendrecv_replace(c_int);
+    MPI_Sendrecv_replace_c(MPI_Count);
 }

@@ -22,13 +22,13 @@
 //! | [`status`] | fixing a status so the program sees its own counts (`fix`), `MPI_STATUS_IGNORE` handling |
 //! | [`requests`] | the fixed-capacity request → record table and the merge at completion; [`requests::Completion`] lets other modules (nonblocking collectives) register requests that complete through the same `Wait*`/`Test*` wrappers |
 //! | [`merge`] | a send's release (`merge::release`) and the merge of what a completion received (`merge::begin`, `merge::received`), with R12's comm records and R11's reorderings |
-//! | [`p2p`] | blocking point-to-point wrappers, one generic per call shape, and `send_joined`/`recv_joined` |
+//! | [`p2p`] | blocking point-to-point wrappers (`int` and `_c`), one generic per call shape, and `send_joined`/`recv_joined` |
 //! | [`nonblocking`] | `Isend` …, `Send_init` …, `Irecv`, `Recv_init`, `Imrecv`: the record in the request's slot |
 //! | [`completion`] | `Wait*`, `Test*`: finish what completed, merge, put back the rest |
 //! | [`persistent`] | `Start`, `Startall`, `Request_free`, `Request_get_status` |
 //! | [`exchange`] | `Sendrecv`, `Sendrecv_replace` |
 //! | [`isendrecv`] | `Isendrecv`, `Isendrecv_replace` (and `_c`): heisen's own receive and send behind one generalized request, which the completion wrappers advance |
-//! | [`large`] | the large-count `_c` point-to-point calls: the count narrowed (a contiguous type above `int`), then their `int` twins' wrappers |
+//! | [`large`] | [`large::Count`]: `int` and `MPI_Count`, the program's own `PMPI_*` function of each width, and the count narrowed to heisen's `int` calls (a contiguous type above `int`); every point-to-point wrapper is generic over it, so `MPI_Send` and `MPI_Send_c` … share one body |
 //! | [`probe`] | `Probe`, `Iprobe`, `Mprobe`, `Improbe`: fixed statuses |
 //! | [`fortran08`] | MPICH's `mpi_f08` procedures that call `PMPI_*` directly (completions, probes, starts, `Type_free`, communicators, barriers, `Init`): the binding's conversion, then the C wrappers |
 //! | [`bsend`] | `Buffer_attach`/`_detach`: room for the records of buffered sends |

@@ -8,12 +8,13 @@
 use core::ffi::{c_int, c_void};
 
 use crate::datatype;
+use crate::large::{Count, ImrecvFn, PostFn, RecvPostFn};
 use crate::merge;
 use crate::piggyback::{self, LEN, Wire};
 use crate::region::{self, Named};
 use crate::requests::{Entry, Kind, Staged, table};
 use crate::setup::{Mpi, ensure};
-use crate::sys::{self, MPI_Comm, MPI_Datatype, MPI_Message, MPI_Request};
+use crate::sys::{self, MPI_Comm, MPI_Count, MPI_Datatype, MPI_Message, MPI_Request};
 
 /// How a posted operation starts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -135,13 +136,15 @@ fn staged(
 }
 
 /// A posted send: an immediate one takes its record now (R3); a
-/// persistent one at each `MPI_Start`.
-pub(crate) fn posted_send(
+/// persistent one at each `MPI_Start`. `f` is heisen's `int` call,
+/// `plain` the program's own (unmeasured calls).
+fn posted_send<C: Count>(
     region: &'static Named,
     how: Post,
-    f: crate::p2p::PostFn,
+    plain: PostFn<C>,
+    f: PostFn<c_int>,
     buf: *const c_void,
-    count: c_int,
+    count: C,
     datatype: MPI_Datatype,
     dest: c_int,
     tag: c_int,
@@ -150,12 +153,14 @@ pub(crate) fn posted_send(
 ) -> c_int {
     let Some(m) = ensure().filter(|_| dest != sys::proc_null()) else {
         // SAFETY: the program's arguments, unchanged.
-        return unsafe { f(buf, count, datatype, dest, tag, comm, request) };
+        return unsafe { plain(buf, count, datatype, dest, tag, comm, request) };
     };
     region::call(region, || {
-        send_posted(
-            m, region, how, f, buf, count, datatype, dest, tag, comm, request,
-        )
+        count.narrowed(datatype, |count, datatype| {
+            send_posted(
+                m, region, how, f, buf, count, datatype, dest, tag, comm, request,
+            )
+        })
     })
 }
 
@@ -165,7 +170,7 @@ pub(crate) fn send_posted(
     m: &Mpi,
     region: &'static Named,
     how: Post,
-    f: crate::p2p::PostFn,
+    f: PostFn<c_int>,
     buf: *const c_void,
     count: c_int,
     datatype: MPI_Datatype,
@@ -254,12 +259,13 @@ pub fn restart_send(m: &Mpi, index: u16) {
 }
 
 macro_rules! posted_sends {
-    ($($name:ident => $pmpi:ident, $how:ident);* $(;)?) => {$(
-        /// A nonblocking or persistent send (MPI-4.0 §3.7.2, §3.9).
+    ($($name:ident($count:ty) => $plain:ident, $pmpi:ident, $how:ident);* $(;)?) => {$(
+        /// A nonblocking or persistent send (MPI-4.0 §3.7.2, §3.9; `_c`:
+        /// §19.2).
         #[unsafe(no_mangle)]
         pub unsafe extern "C" fn $name(
             buf: *const c_void,
-            count: c_int,
+            count: $count,
             datatype: MPI_Datatype,
             dest: c_int,
             tag: c_int,
@@ -267,20 +273,31 @@ macro_rules! posted_sends {
             request: *mut MPI_Request,
         ) -> c_int {
             static REGION: Named = Named::new(stringify!($name));
-            posted_send(&REGION, Post::$how, sys::$pmpi, buf, count, datatype, dest, tag, comm, request)
+            posted_send(
+                &REGION, Post::$how, sys::$plain, sys::$pmpi, buf, count, datatype, dest, tag,
+                comm, request,
+            )
         }
     )*};
 }
 
 posted_sends! {
-    MPI_Isend => PMPI_Isend, Now;
-    MPI_Ibsend => PMPI_Ibsend, Now;
-    MPI_Issend => PMPI_Issend, Now;
-    MPI_Irsend => PMPI_Irsend, Now;
-    MPI_Send_init => PMPI_Send_init, Persistent;
-    MPI_Bsend_init => PMPI_Bsend_init, Persistent;
-    MPI_Ssend_init => PMPI_Ssend_init, Persistent;
-    MPI_Rsend_init => PMPI_Rsend_init, Persistent;
+    MPI_Isend(c_int) => PMPI_Isend, PMPI_Isend, Now;
+    MPI_Ibsend(c_int) => PMPI_Ibsend, PMPI_Ibsend, Now;
+    MPI_Issend(c_int) => PMPI_Issend, PMPI_Issend, Now;
+    MPI_Irsend(c_int) => PMPI_Irsend, PMPI_Irsend, Now;
+    MPI_Send_init(c_int) => PMPI_Send_init, PMPI_Send_init, Persistent;
+    MPI_Bsend_init(c_int) => PMPI_Bsend_init, PMPI_Bsend_init, Persistent;
+    MPI_Ssend_init(c_int) => PMPI_Ssend_init, PMPI_Ssend_init, Persistent;
+    MPI_Rsend_init(c_int) => PMPI_Rsend_init, PMPI_Rsend_init, Persistent;
+    MPI_Isend_c(MPI_Count) => PMPI_Isend_c, PMPI_Isend, Now;
+    MPI_Ibsend_c(MPI_Count) => PMPI_Ibsend_c, PMPI_Ibsend, Now;
+    MPI_Issend_c(MPI_Count) => PMPI_Issend_c, PMPI_Issend, Now;
+    MPI_Irsend_c(MPI_Count) => PMPI_Irsend_c, PMPI_Irsend, Now;
+    MPI_Send_init_c(MPI_Count) => PMPI_Send_init_c, PMPI_Send_init, Persistent;
+    MPI_Bsend_init_c(MPI_Count) => PMPI_Bsend_init_c, PMPI_Bsend_init, Persistent;
+    MPI_Ssend_init_c(MPI_Count) => PMPI_Ssend_init_c, PMPI_Ssend_init, Persistent;
+    MPI_Rsend_init_c(MPI_Count) => PMPI_Rsend_init_c, PMPI_Rsend_init, Persistent;
 }
 
 /// Whether a small nonblocking receive may be staged. A staged receive's
@@ -298,20 +315,29 @@ fn receives_staged() -> bool {
     })
 }
 
-/// A posted receive: its record lands in its slot; the merge is at
-/// completion.
-pub(crate) fn posted_recv(
+/// A posted receive of the program's `count × datatype` (unmeasured:
+/// `plain()`, the program's own call, when not `measured`): its record
+/// lands in its slot; the merge is at completion. `call` is heisen's
+/// `int` post.
+fn posted_recv<C: Count>(
     region: &'static Named,
     how: Post,
+    measured: bool,
     wildcard: bool,
     buf: *mut c_void,
-    count: c_int,
+    count: C,
     datatype: MPI_Datatype,
     request: *mut MPI_Request,
+    plain: impl FnOnce() -> c_int,
     call: impl Fn(*const c_void, c_int, MPI_Datatype, *mut MPI_Request) -> c_int,
 ) -> c_int {
+    if !measured || ensure().is_none() {
+        return plain();
+    }
     region::call(region, || {
-        recv_posted(region, how, wildcard, buf, count, datatype, request, call)
+        count.narrowed(datatype, |count, datatype| {
+            recv_posted(region, how, wildcard, buf, count, datatype, request, call)
+        })
     })
 }
 
@@ -348,65 +374,112 @@ pub(crate) fn recv_posted(
     post(how, kind, wire, index, buf, count, datatype, request, call)
 }
 
+/// `MPI_Irecv`, `MPI_Recv_init` and their `_c` forms' body.
+fn irecv<C: Count>(
+    region: &'static Named,
+    how: Post,
+    plain: RecvPostFn<C>,
+    f: RecvPostFn<c_int>,
+    buf: *mut c_void,
+    count: C,
+    datatype: MPI_Datatype,
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    posted_recv(
+        region,
+        how,
+        source != sys::proc_null(),
+        source == sys::any_source(),
+        buf,
+        count,
+        datatype,
+        request,
+        // SAFETY: the program's arguments, unchanged.
+        || unsafe { plain(buf, count, datatype, source, tag, comm, request) },
+        // SAFETY: a joined type from MPI_BOTTOM and the program's request.
+        |b, c, t, r| unsafe { f(b.cast_mut(), c, t, source, tag, comm, r) },
+    )
+}
+
 macro_rules! posted_recvs {
-    ($($name:ident => $pmpi:ident, $how:ident);* $(;)?) => {$(
-        /// A nonblocking or persistent receive (MPI-4.0 §3.7.2, §3.9).
+    ($($name:ident($count:ty) => $plain:ident, $pmpi:ident, $how:ident);* $(;)?) => {$(
+        /// A nonblocking or persistent receive (MPI-4.0 §3.7.2, §3.9;
+        /// `_c`: §19.2).
         #[unsafe(no_mangle)]
         pub unsafe extern "C" fn $name(
             buf: *mut c_void,
-            count: c_int,
+            count: $count,
             datatype: MPI_Datatype,
             source: c_int,
             tag: c_int,
             comm: MPI_Comm,
             request: *mut MPI_Request,
         ) -> c_int {
-            if ensure().is_none() || source == sys::proc_null() {
-                // SAFETY: the program's arguments, unchanged.
-                return unsafe { sys::$pmpi(buf, count, datatype, source, tag, comm, request) };
-            }
             static REGION: Named = Named::new(stringify!($name));
-            let wildcard = source == sys::any_source();
-            posted_recv(&REGION, Post::$how, wildcard, buf, count, datatype, request, |b, c, t, r| {
-                // SAFETY: a joined type from MPI_BOTTOM and the program's request.
-                unsafe { sys::$pmpi(b.cast_mut(), c, t, source, tag, comm, r) }
-            })
+            irecv(
+                &REGION, Post::$how, sys::$plain, sys::$pmpi, buf, count, datatype, source, tag,
+                comm, request,
+            )
         }
     )*};
 }
 
 posted_recvs! {
-    MPI_Irecv => PMPI_Irecv, Now;
-    MPI_Recv_init => PMPI_Recv_init, Persistent;
+    MPI_Irecv(c_int) => PMPI_Irecv, PMPI_Irecv, Now;
+    MPI_Recv_init(c_int) => PMPI_Recv_init, PMPI_Recv_init, Persistent;
+    MPI_Irecv_c(MPI_Count) => PMPI_Irecv_c, PMPI_Irecv, Now;
+    MPI_Recv_init_c(MPI_Count) => PMPI_Recv_init_c, PMPI_Recv_init, Persistent;
 }
 
-/// `MPI_Imrecv` (MPI-4.0 §3.8.3).
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn MPI_Imrecv(
+/// `MPI_Imrecv` and `MPI_Imrecv_c`'s body.
+fn imrecv<C: Count>(
+    region: &'static Named,
     buf: *mut c_void,
-    count: c_int,
+    count: C,
     datatype: MPI_Datatype,
     message: *mut MPI_Message,
     request: *mut MPI_Request,
 ) -> c_int {
     // SAFETY: the program's handle pointer.
     let no_proc = message.is_null() || unsafe { *message } == sys::message_no_proc();
-    if ensure().is_none() || no_proc {
-        // SAFETY: the program's arguments, unchanged.
-        return unsafe { sys::PMPI_Imrecv(buf, count, datatype, message, request) };
-    }
-    static REGION: Named = Named::new("MPI_Imrecv");
+    let plain: ImrecvFn<C> = C::IMRECV;
     posted_recv(
-        &REGION,
+        region,
         Post::Now,
+        !no_proc,
         false,
         buf,
         count,
         datatype,
         request,
-        |b, c, t, r| {
-            // SAFETY: as in MPI_Irecv.
-            unsafe { sys::PMPI_Imrecv(b.cast_mut(), c, t, message, r) }
-        },
+        // SAFETY: the program's arguments, unchanged.
+        || unsafe { plain(buf, count, datatype, message, request) },
+        // SAFETY: as in `irecv`.
+        |b, c, t, r| unsafe { sys::PMPI_Imrecv(b.cast_mut(), c, t, message, r) },
     )
+}
+
+macro_rules! matched_posted_recvs {
+    ($($name:ident($count:ty));* $(;)?) => {$(
+        /// `MPI_Imrecv` (MPI-4.0 §3.8.3; `_c`: §19.2).
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $name(
+            buf: *mut c_void,
+            count: $count,
+            datatype: MPI_Datatype,
+            message: *mut MPI_Message,
+            request: *mut MPI_Request,
+        ) -> c_int {
+            static REGION: Named = Named::new(stringify!($name));
+            imrecv(&REGION, buf, count, datatype, message, request)
+        }
+    )*};
+}
+
+matched_posted_recvs! {
+    MPI_Imrecv(c_int);
+    MPI_Imrecv_c(MPI_Count);
 }

@@ -12,27 +12,16 @@
 use core::ffi::{c_int, c_void};
 
 use crate::datatype::{self, Side};
+use crate::large::{Count, MrecvFn, RecvFn};
 use crate::merge::{self, Received};
 use crate::piggyback::{self, LEN, Wire};
 use crate::region::{self, Named};
 use crate::setup::{Mpi, ensure};
 use crate::status;
-use crate::sys::{self, MPI_Comm, MPI_Datatype, MPI_Message, MPI_Request, MPI_Status};
+use crate::sys::{self, MPI_Comm, MPI_Count, MPI_Datatype, MPI_Message, MPI_Status};
 
-/// A blocking send's `PMPI_*` function.
-pub type SendFn =
-    unsafe extern "C" fn(*const c_void, c_int, MPI_Datatype, c_int, c_int, MPI_Comm) -> c_int;
-
-/// A nonblocking or persistent send's (or receive's, with `*mut`) function.
-pub type PostFn = unsafe extern "C" fn(
-    *const c_void,
-    c_int,
-    MPI_Datatype,
-    c_int,
-    c_int,
-    MPI_Comm,
-    *mut MPI_Request,
-) -> c_int;
+/// A blocking send's `PMPI_*` function with `int` counts.
+pub type SendFn = crate::large::SendFn<c_int>;
 
 /// Whether a receive delivered a message: success, or a truncation (the
 /// program gets the error and the data that fitted, as without heisen).
@@ -174,7 +163,34 @@ pub fn recv_joined(
 
 // ----- blocking sends --------------------------------------------------------
 
-pub(crate) fn blocking_send(
+/// A blocking send of `count × datatype` through `f` (heisen's `int`
+/// call), or unchanged through `plain` (the program's own) when it is not
+/// measured.
+pub(crate) fn blocking_send<C: Count>(
+    region: &'static Named,
+    plain: crate::large::SendFn<C>,
+    f: SendFn,
+    buf: *const c_void,
+    count: C,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+) -> c_int {
+    let Some(m) = ensure().filter(|_| dest != sys::proc_null()) else {
+        // SAFETY: the program's arguments, unchanged.
+        return unsafe { plain(buf, count, datatype, dest, tag, comm) };
+    };
+    region::call(region, || {
+        count.narrowed(datatype, |count, datatype| {
+            send_measured(m, region, f, buf, count, datatype, dest, tag, comm)
+        })
+    })
+}
+
+/// [`blocking_send`]'s measured part with an `int` count.
+fn send_measured(
+    m: &Mpi,
     region: &'static Named,
     f: SendFn,
     buf: *const c_void,
@@ -184,31 +200,25 @@ pub(crate) fn blocking_send(
     tag: c_int,
     comm: MPI_Comm,
 ) -> c_int {
-    let Some(m) = ensure().filter(|_| dest != sys::proc_null()) else {
-        // SAFETY: the program's arguments, unchanged.
-        return unsafe { f(buf, count, datatype, dest, tag, comm) };
-    };
-    region::call(region, || {
-        // Small and contiguous: the record is encoded straight into the
-        // staging buffer, in front of the data (no copy of the record).
-        if let Some(bytes) = datatype::stageable(buf, count, datatype) {
-            let staged = datatype::with_stage(Side::Send, |stage| {
-                let wire: &mut Wire = (&mut stage[..LEN]).try_into().ok()?;
-                let begin = merge::release(m, wire);
-                let rc = send_staged(f, stage, buf, bytes, dest, tag, comm);
-                merge::sent(region.id(), dest, bytes, begin);
-                Some(rc)
-            });
-            if let Some(Some(rc)) = staged {
-                return rc;
-            }
-        }
-        datatype::with_record(Side::Send, |wire| {
+    // Small and contiguous: the record is encoded straight into the
+    // staging buffer, in front of the data (no copy of the record).
+    if let Some(bytes) = datatype::stageable(buf, count, datatype) {
+        let staged = datatype::with_stage(Side::Send, |stage| {
+            let wire: &mut Wire = (&mut stage[..LEN]).try_into().ok()?;
             let begin = merge::release(m, wire);
-            let rc = send_joined(f, wire, buf, count, datatype, dest, tag, comm);
-            merge::sent(region.id(), dest, payload_bytes(count, datatype), begin);
-            rc
-        })
+            let rc = send_staged(f, stage, buf, bytes, dest, tag, comm);
+            merge::sent(region.id(), dest, bytes, begin);
+            Some(rc)
+        });
+        if let Some(Some(rc)) = staged {
+            return rc;
+        }
+    }
+    datatype::with_record(Side::Send, |wire| {
+        let begin = merge::release(m, wire);
+        let rc = send_joined(f, wire, buf, count, datatype, dest, tag, comm);
+        merge::sent(region.id(), dest, payload_bytes(count, datatype), begin);
+        rc
     })
 }
 
@@ -222,35 +232,40 @@ pub fn payload_bytes(count: c_int, datatype: MPI_Datatype) -> usize {
 }
 
 macro_rules! blocking_sends {
-    ($($name:ident => $pmpi:ident),* $(,)?) => {$(
-        /// A blocking send (MPI-4.0 §3.2.1, §3.4): the record, then the data.
+    ($($name:ident($count:ty) => $plain:ident, $pmpi:ident);* $(;)?) => {$(
+        /// A blocking send (MPI-4.0 §3.2.1, §3.4; `_c`: §19.2): the
+        /// record, then the data.
         #[unsafe(no_mangle)]
         pub unsafe extern "C" fn $name(
             buf: *const c_void,
-            count: c_int,
+            count: $count,
             datatype: MPI_Datatype,
             dest: c_int,
             tag: c_int,
             comm: MPI_Comm,
         ) -> c_int {
             static REGION: Named = Named::new(stringify!($name));
-            blocking_send(&REGION, sys::$pmpi, buf, count, datatype, dest, tag, comm)
+            blocking_send(&REGION, sys::$plain, sys::$pmpi, buf, count, datatype, dest, tag, comm)
         }
     )*};
 }
 
 blocking_sends! {
-    MPI_Send => PMPI_Send,
-    MPI_Bsend => PMPI_Bsend,
-    MPI_Ssend => PMPI_Ssend,
-    MPI_Rsend => PMPI_Rsend,
+    MPI_Send(c_int) => PMPI_Send, PMPI_Send;
+    MPI_Bsend(c_int) => PMPI_Bsend, PMPI_Bsend;
+    MPI_Ssend(c_int) => PMPI_Ssend, PMPI_Ssend;
+    MPI_Rsend(c_int) => PMPI_Rsend, PMPI_Rsend;
+    MPI_Send_c(MPI_Count) => PMPI_Send_c, PMPI_Send;
+    MPI_Bsend_c(MPI_Count) => PMPI_Bsend_c, PMPI_Bsend;
+    MPI_Ssend_c(MPI_Count) => PMPI_Ssend_c, PMPI_Ssend;
+    MPI_Rsend_c(MPI_Count) => PMPI_Rsend_c, PMPI_Rsend;
 }
 
 // ----- blocking receives ---------------------------------------------------------
 
 /// A blocking receive through `call`: stages or joins, fixes the status,
 /// merges the record (R4/R5).
-pub(crate) fn blocking_recv(
+fn blocking_recv(
     m: &Mpi,
     region: &'static Named,
     buf: *mut c_void,
@@ -335,65 +350,126 @@ pub(crate) fn blocking_recv(
     })
 }
 
-/// `MPI_Recv` (MPI-4.0 §3.2.4).
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn MPI_Recv(
+/// A blocking receive of the program's `count × datatype` (unmeasured:
+/// `plain` with the program's arguments, or `None` for a receive from
+/// `MPI_PROC_NULL`): the count narrowed, then [`blocking_recv`] through
+/// `call`, heisen's `int` form.
+fn receive<C: Count>(
+    region: &'static Named,
+    measured: bool,
     buf: *mut c_void,
-    count: c_int,
+    count: C,
+    datatype: MPI_Datatype,
+    wildcard: bool,
+    status: *mut MPI_Status,
+    plain: impl FnOnce() -> c_int,
+    call: impl FnOnce(*mut c_void, c_int, MPI_Datatype, *mut MPI_Status) -> c_int,
+) -> c_int {
+    let Some(m) = ensure().filter(|_| measured) else {
+        return plain();
+    };
+    count.narrowed(datatype, |c, t| {
+        blocking_recv(m, region, buf, c, t, wildcard, status, call)
+    })
+}
+
+/// `MPI_Recv` and `MPI_Recv_c`'s body.
+fn recv<C: Count>(
+    region: &'static Named,
+    buf: *mut c_void,
+    count: C,
     datatype: MPI_Datatype,
     source: c_int,
     tag: c_int,
     comm: MPI_Comm,
     status: *mut MPI_Status,
 ) -> c_int {
-    let Some(m) = ensure().filter(|_| source != sys::proc_null()) else {
-        // SAFETY: the program's arguments, unchanged.
-        return unsafe { sys::PMPI_Recv(buf, count, datatype, source, tag, comm, status) };
-    };
-    static REGION: Named = Named::new("MPI_Recv");
-    let wildcard = source == sys::any_source();
-    blocking_recv(
-        m,
-        &REGION,
+    let plain: RecvFn<C> = C::RECV;
+    receive(
+        region,
+        source != sys::proc_null(),
         buf,
         count,
         datatype,
-        wildcard,
+        source == sys::any_source(),
         status,
-        |b, c, t, s| {
-            // SAFETY: a buffer and type from recv_joined, the program's peer.
-            unsafe { sys::PMPI_Recv(b, c, t, source, tag, comm, s) }
-        },
+        // SAFETY: the program's arguments, unchanged.
+        || unsafe { plain(buf, count, datatype, source, tag, comm, status) },
+        // SAFETY: a buffer and type from recv_joined, the program's peer.
+        |b, c, t, s| unsafe { sys::PMPI_Recv(b, c, t, source, tag, comm, s) },
     )
 }
 
-/// `MPI_Mrecv` (MPI-4.0 §3.8.3): the matched message, record first.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn MPI_Mrecv(
+/// `MPI_Mrecv` and `MPI_Mrecv_c`'s body: the matched message, record
+/// first.
+fn mrecv<C: Count>(
+    region: &'static Named,
     buf: *mut c_void,
-    count: c_int,
+    count: C,
     datatype: MPI_Datatype,
     message: *mut MPI_Message,
     status: *mut MPI_Status,
 ) -> c_int {
     // SAFETY: the program's handle pointer.
     let no_proc = message.is_null() || unsafe { *message } == sys::message_no_proc();
-    let Some(m) = ensure().filter(|_| !no_proc) else {
-        // SAFETY: the program's arguments, unchanged.
-        return unsafe { sys::PMPI_Mrecv(buf, count, datatype, message, status) };
-    };
-    static REGION: Named = Named::new("MPI_Mrecv");
-    blocking_recv(
-        m,
-        &REGION,
+    let plain: MrecvFn<C> = C::MRECV;
+    receive(
+        region,
+        !no_proc,
         buf,
         count,
         datatype,
         false,
         status,
-        |b, c, t, s| {
-            // SAFETY: as in MPI_Recv.
-            unsafe { sys::PMPI_Mrecv(b, c, t, message, s) }
-        },
+        // SAFETY: the program's arguments, unchanged.
+        || unsafe { plain(buf, count, datatype, message, status) },
+        // SAFETY: as in `recv`.
+        |b, c, t, s| unsafe { sys::PMPI_Mrecv(b, c, t, message, s) },
     )
+}
+
+macro_rules! blocking_recvs {
+    ($($name:ident($count:ty));* $(;)?) => {$(
+        /// `MPI_Recv` (MPI-4.0 §3.2.4; `_c`: §19.2).
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $name(
+            buf: *mut c_void,
+            count: $count,
+            datatype: MPI_Datatype,
+            source: c_int,
+            tag: c_int,
+            comm: MPI_Comm,
+            status: *mut MPI_Status,
+        ) -> c_int {
+            static REGION: Named = Named::new(stringify!($name));
+            recv(&REGION, buf, count, datatype, source, tag, comm, status)
+        }
+    )*};
+}
+
+blocking_recvs! {
+    MPI_Recv(c_int);
+    MPI_Recv_c(MPI_Count);
+}
+
+macro_rules! matched_recvs {
+    ($($name:ident($count:ty));* $(;)?) => {$(
+        /// `MPI_Mrecv` (MPI-4.0 §3.8.3; `_c`: §19.2).
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $name(
+            buf: *mut c_void,
+            count: $count,
+            datatype: MPI_Datatype,
+            message: *mut MPI_Message,
+            status: *mut MPI_Status,
+        ) -> c_int {
+            static REGION: Named = Named::new(stringify!($name));
+            mrecv(&REGION, buf, count, datatype, message, status)
+        }
+    )*};
+}
+
+matched_recvs! {
+    MPI_Mrecv(c_int);
+    MPI_Mrecv_c(MPI_Count);
 }

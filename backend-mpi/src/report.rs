@@ -65,6 +65,20 @@ fn write_rank(m: &Mpi) -> Option<PathBuf> {
             t.unfixed
         ));
     }
+    let x = crate::isendrecv::figures();
+    if x.overflow > 0 {
+        // R12: counted and reported.
+        rt.note(format!(
+            "{} MPI_Isendrecv exchanges beyond the exchange table of {} ran unmeasured",
+            x.overflow, x.capacity
+        ));
+    }
+    if x.lost > 0 {
+        rt.note(format!(
+            "{} freed MPI_Isendrecv_replace exchanges beyond the {} kept: their packed data stays for the run",
+            x.lost, x.kept_capacity
+        ));
+    }
     let path = rt.finish()?.ok()?;
     add_mpi_figures(&path, m);
     Some(path)
@@ -89,7 +103,8 @@ fn write_run(m: &Mpi, own: &Path, summary: bool) {
 }
 
 /// Adds this rank's MPI figures to its report: rank, size, merge form,
-/// and the request table's capacity, peak, overflow and memory (R12).
+/// and the request and exchange tables' capacity, peak, overflow and
+/// memory (R12).
 fn add_mpi_figures(path: &Path, m: &Mpi) {
     let Ok(text) = std::fs::read_to_string(path) else {
         return;
@@ -98,6 +113,7 @@ fn add_mpi_figures(path: &Path, m: &Mpi) {
         return;
     };
     let t = requests::table().figures();
+    let x = crate::isendrecv::figures();
     report["mpi"] = json!({
         "rank": m.rank,
         "size": m.size,
@@ -114,7 +130,18 @@ fn add_mpi_figures(path: &Path, m: &Mpi) {
             "reissued": t.reissued,
             "memory_bytes": t.memory_bytes,
         },
-        "memory_bytes": t.memory_bytes as u64
+        // the pending MPI_Isendrecv exchanges (R12)
+        "isendrecv": {
+            "capacity": x.capacity,
+            "peak": x.peak,
+            "overflow": x.overflow,
+            "kept_capacity": x.kept_capacity,
+            "kept": x.kept,
+            "kept_peak": x.kept_peak,
+            "lost": x.lost,
+            "memory_bytes": x.memory_bytes,
+        },
+        "memory_bytes": (t.memory_bytes + x.memory_bytes) as u64
             + report["runtime"]["memory_bytes"].as_u64().unwrap_or(0),
         // the collectives' extra exchanges and the clock alignment
         "collectives": crate::collective::report_json(),

@@ -326,12 +326,18 @@ impl Table {
     }
 
     /// Keeps a request the program freed while active; heisen completes it
-    /// later and then gives its slot back. `false` when too many are kept:
-    /// the caller frees it and the slot stays reserved for good (counted).
+    /// later and then gives its slot back. When the kept list is full, the
+    /// kept requests that have completed leave it first (a program that
+    /// frees many requests, each completing soon after, keeps a short
+    /// list). `false` when too many are still active: the caller frees it
+    /// and the slot stays reserved for good (counted).
     pub fn orphan(&self, request: MPI_Request, taken: Taken) -> bool {
         let mut inner = self.lock();
         let index = taken.index;
         inner.entries[usize::from(index)] = Some(taken.entry);
+        if inner.orphans.is_full() {
+            sweep(&mut inner);
+        }
         if inner.orphans.push((request, index)).is_ok() {
             true
         } else {
