@@ -302,16 +302,21 @@ posted_sends! {
 
 /// Whether a small nonblocking receive may be staged. A staged receive's
 /// data reaches the program's buffer only in heisen's completion
-/// wrappers, and MPICH's `use mpi_f08` binding completes requests through
-/// `PMPI_Wait*`/`PMPI_Test*` directly (its `MPI_Irecv` does reach the C
-/// wrapper): with that binding's library in the process, receives take
-/// the struct type, whose data lands in the program's buffer by itself
-/// (the merge of a completion heisen never sees is lost, not the data).
+/// wrappers. MPICH's `use mpi_f08` binding completes requests through
+/// `PMPI_Wait*`/`PMPI_Test*` directly; heisen defines that binding's
+/// symbols itself (`fortran08`), so its completions are heisen's as long
+/// as the process resolves them to heisen's. Where it resolves them to
+/// another library's (heisen linked after MPICH's Fortran library instead
+/// of preloaded), receives take the struct type, whose data lands in the
+/// program's buffer by itself (the merge of a completion heisen never
+/// sees is lost, not the data).
 fn receives_staged() -> bool {
     static STAGED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *STAGED.get_or_init(|| {
         // SAFETY: dlsym with RTLD_DEFAULT and a NUL-terminated name.
-        unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"mpi_waitall_f08_".as_ptr()) }.is_null()
+        let found = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"mpi_waitall_f08_".as_ptr()) };
+        let ours = crate::fortran08::mpi_waitall_f08_ as *const () as usize;
+        found.is_null() || found as usize == ours
     })
 }
 
