@@ -37,7 +37,7 @@ pub const SMALL_STAGE: usize = 128;
 
 /// Small staging buffers: one per slot, so that every tracked message of
 /// at most [`SMALL_STAGE`] bytes is staged however many are pending (see
-/// [`Table::reserve_stage`]). Their memory is reserved at start (R12) and
+/// [`Table::reserve_staged`]). Their memory is reserved at start (R12) and
 /// stays zero pages until used.
 pub const SMALL_STAGES: usize = CAPACITY;
 
@@ -226,10 +226,13 @@ impl Table {
         Some((index, self.wires[usize::from(index)].get().cast()))
     }
 
-    /// Reserves a staging buffer for `length` payload bytes: its index and
-    /// memory (`LEN + length` bytes at least). A small payload takes a
-    /// small buffer, or a large one when none is left; a large payload
-    /// only a large one.
+    /// Reserves a slot and a staging buffer for `length` payload bytes
+    /// together: `(slot, stage, its memory)`, the memory `LEN + length`
+    /// bytes at least. `None`, counting nothing, when either is missing:
+    /// the caller then posts with a struct type and [`Table::reserve`],
+    /// which counts an overflow once. A small payload takes a small
+    /// buffer, or a large one when none is left; a large payload only a
+    /// large one.
     ///
     /// The small buffers make a struct type rare for a small receive:
     /// MPICH 4.0.2 leaks the type of a cancelled receive posted with a
@@ -238,16 +241,25 @@ impl Table {
     /// plain program does not (MPICH's `threads/pt2pt/mt_mpicancel`: 400
     /// pending receives of one int cancelled, beyond the `STAGES` large
     /// buffers).
-    pub fn reserve_stage(&self, length: usize) -> Option<(u16, *mut u8)> {
+    pub fn reserve_staged(&self, length: usize) -> Option<(u16, u16, *mut u8)> {
         let mut inner = self.lock();
+        if inner.free.is_empty() && !inner.orphans.is_empty() {
+            sweep(&mut inner);
+        }
+        let index = inner.free.pop()?;
         let small = if length <= SMALL_STAGE {
             inner.small_free.pop()
         } else {
             None
         };
-        let index = small.or_else(|| inner.stages_free.pop())?;
+        let Some(stage) = small.or_else(|| inner.stages_free.pop()) else {
+            let _ = inner.free.push(index);
+            return None;
+        };
+        let used = CAPACITY - inner.free.len();
+        inner.peak = inner.peak.max(used);
         drop(inner);
-        Some((index, self.stage(index)))
+        Some((index, stage, self.stage(stage)))
     }
 
     /// The memory of staging buffer `index`.
@@ -258,11 +270,6 @@ impl Table {
         } else {
             self.small_stages[(i - STAGES) * SMALL_STAGE_BYTES].get()
         }
-    }
-
-    /// Gives back a staging buffer.
-    pub fn release_stage(&self, index: u16) {
-        self.lock().give_stage(index);
     }
 
     /// Gives back everything a finished request held: its struct type, its
