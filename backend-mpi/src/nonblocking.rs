@@ -111,12 +111,8 @@ fn staged(
     call: impl FnOnce(*mut c_void, c_int, *mut MPI_Request) -> c_int,
 ) -> Option<c_int> {
     let t = table();
-    let (stage, memory) = t.reserve_stage()?;
-    let Some((index, _)) = t.reserve() else {
-        t.release_stage(stage);
-        return None;
-    };
-    // SAFETY: a reserved staging buffer of STAGE_BYTES >= LEN + length.
+    let (index, stage, memory) = t.reserve_staged(length)?;
+    // SAFETY: a staging buffer reserved for LEN + length bytes.
     let stage_bytes = unsafe { core::slice::from_raw_parts_mut(memory, LEN + length) };
     fill(stage_bytes);
     let rc = call(memory.cast(), (LEN + length) as c_int, request);
