@@ -31,6 +31,7 @@
 //! | [`large`] | the large-count `_c` point-to-point calls: the count narrowed (a contiguous type above `int`), then their `int` twins' wrappers |
 //! | [`probe`] | `Probe`, `Iprobe`, `Mprobe`, `Improbe`: fixed statuses |
 //! | [`bsend`] | `Buffer_attach`/`_detach`: room for the records of buffered sends |
+//! | [`startup`] | `MPI_Init`'s part after `PMPI_Init`: one calibration per node handed to its ranks (R1), then the clock alignment; how long each part took |
 //! | [`report`] | each rank's report at `MPI_Finalize`, rank 0's merged run report and summary |
 //!
 //! Collectives, communicators, clock alignment and `MPI_Pcontrol` live in
@@ -71,5 +72,6 @@ pub mod region;
 pub mod report;
 pub mod requests;
 pub mod setup;
+pub mod startup;
 pub mod status;
 pub mod sys;
