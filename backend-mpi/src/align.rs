@@ -70,18 +70,34 @@ use crate::sys::{self, MPI_Comm};
 /// made before (by heisen's C API, say) keeps its clock until `MPI_Init`.
 pub fn runtime() -> &'static Runtime {
     if heisen_shmem::runtime::existing().is_none() {
-        let mut config = Config::from_env();
-        if config.clock.is_none() {
-            config.clock = Some(if heisen_shmem::clock::tsc_shareable() {
-                ClockKind::NodeTsc
-            } else {
-                ClockKind::Monotonic
-            });
-        }
         // another thread may have made it meanwhile: that one is used
-        let _ = heisen_shmem::runtime::init_with(config);
+        let _ = heisen_shmem::runtime::init_with(config());
     }
     heisen_shmem::runtime()
+}
+
+/// As [`runtime`], made with `costs` (the node's first rank's
+/// calibration, `startup`) instead of calibrating; `None` when the runtime
+/// existed already (it keeps its own costs).
+pub fn runtime_calibrated(costs: &heisen_shmem::runtime::Calibrated) -> Option<&'static Runtime> {
+    if heisen_shmem::runtime::existing().is_some() {
+        return None;
+    }
+    heisen_shmem::runtime::init_calibrated(config(), Some(costs)).ok()
+}
+
+/// The configuration the environment gives, with the node's TSC clock by
+/// default where the node can share it.
+fn config() -> Config {
+    let mut config = Config::from_env();
+    if config.clock.is_none() {
+        config.clock = Some(if heisen_shmem::clock::tsc_shareable() {
+            ClockKind::NodeTsc
+        } else {
+            ClockKind::Monotonic
+        });
+    }
+    config
 }
 
 /// Ping-pongs per rank at each measurement where offsets are applied.

@@ -32,6 +32,7 @@
 //! | [`probe`] | `Probe`, `Iprobe`, `Mprobe`, `Improbe`: fixed statuses |
 //! | [`fortran08`] | MPICH's `mpi_f08` procedures that call `PMPI_*` directly (completions, probes, starts, `Type_free`, communicators, barriers, `Init`): the binding's conversion, then the C wrappers |
 //! | [`bsend`] | `Buffer_attach`/`_detach`: room for the records of buffered sends |
+//! | [`startup`] | `MPI_Init`'s part after `PMPI_Init`: one calibration per node handed to its ranks (R1), then the clock alignment; how long each part took |
 //! | [`report`] | each rank's report at `MPI_Finalize`, rank 0's merged run report and summary |
 //!
 //! Collectives, communicators, clock alignment and `MPI_Pcontrol` live in
@@ -73,5 +74,6 @@ pub mod region;
 pub mod report;
 pub mod requests;
 pub mod setup;
+pub mod startup;
 pub mod status;
 pub mod sys;

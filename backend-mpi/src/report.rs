@@ -146,6 +146,8 @@ fn add_mpi_figures(path: &Path, m: &Mpi) {
         // the collectives' extra exchanges and the clock alignment
         "collectives": crate::collective::report_json(),
         "clock": crate::align::report_json(),
+        // where the calibrated costs came from, and MPI_Init's parts
+        "startup": crate::startup::report_json(),
     });
     let _ = std::fs::write(path, report.to_string() + "\n");
 }

@@ -13,14 +13,11 @@ use core::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
 use heisen_core::Form;
+use heisen_shmem::ids::LocationIds;
 use heisen_shmem::runtime::{ActionId, Runtime};
 use heisen_shmem::with_current;
 
 use crate::sys;
-
-/// Location ids of rank `r`'s threads start at `r << RANK_SHIFT` (R7 ties
-/// break by location id, so ids must be unique across the run).
-pub const RANK_SHIFT: u32 = 12;
 
 /// The interposer's actions (R1), each calibrated at set-up.
 #[derive(Clone, Copy, Debug)]
@@ -48,6 +45,15 @@ pub struct Mpi {
 
 static MPI: OnceLock<Mpi> = OnceLock::new();
 static FINALIZED: AtomicBool = AtomicBool::new(false);
+/// The runtime was made with the node's costs (`startup`): set-up
+/// registers the interposer's actions without calibrating them.
+static INSTALLED: AtomicBool = AtomicBool::new(false);
+
+/// Set-up is to keep the costs installed from the node's first rank
+/// (`startup`) rather than calibrate.
+pub fn use_installed_costs() {
+    INSTALLED.store(true, Ordering::Release);
+}
 
 /// The interposer's state, set up on first use: `None` before the MPI is
 /// initialised, after `MPI_Finalize`, and when heisen is disabled — the
@@ -87,6 +93,9 @@ fn ensure_slow() -> Option<&'static Mpi> {
     static PATHS: std::sync::Once = std::sync::Once::new();
     let mut calibrated = false;
     PATHS.call_once(|| {
+        if INSTALLED.load(Ordering::Acquire) {
+            return; // the node's costs, wrapper paths included
+        }
         guarded(|| crate::calibrate::wrapper_paths(m));
         calibrated = true;
     });
@@ -108,20 +117,26 @@ fn set_up(rt: &'static Runtime) -> Mpi {
     }
     rt.set_backend("mpi");
     rt.set_report_name(&crate::report::rank_file(rank));
-    let base = (rank as u32) << RANK_SHIFT;
-    rt.set_id_base(base);
+    // R7 ties break by location id: unique across the run (`ids`),
+    // `rank << 12` onwards for a rank's first 4,096 threads.
+    rt.set_location_ids(LocationIds::rank(rank as u32, size as u32));
     // A thread measured before the MPI started (a C region, a thread
     // interposer) takes its rank-based id now.
     with_current(|s| {
-        let id = base + s.index();
+        let id = rt.location_id(s.index());
         s.kernel_mut().set_id(id);
     });
     let actions = Actions {
         send: rt.action("mpi_send"),
         recv: rt.action("mpi_recv"),
     };
-    crate::calibrate::kernel_parts(rt, &actions);
-    crate::collective::calibrate(rt);
+    if !INSTALLED.load(Ordering::Acquire) {
+        crate::calibrate::kernel_parts(rt, &actions);
+        crate::collective::calibrate(rt);
+    } else {
+        // registered by name with the node's costs: only the id is made
+        let _ = crate::collective::action();
+    }
     Mpi {
         rank,
         size,
@@ -157,12 +172,13 @@ pub fn fatal(call: &str) -> ! {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn MPI_Init(argc: *mut c_int, argv: *mut *mut *mut c_char) -> c_int {
     // SAFETY: the caller's arguments, passed on unchanged.
+    let t0 = heisen_shmem::clock::monotonic_ns();
     let rc = unsafe { sys::PMPI_Init(argc, argv) };
-    if rc == sys::success()
-        && let Some(m) = ensure()
-    {
-        // every rank is here: the clock alignment's ping-pongs (R5)
-        guarded(|| crate::align::at_init(m.rank, m.size));
+    crate::startup::note_pmpi_init(heisen_shmem::clock::monotonic_ns() - t0);
+    if rc == sys::success() {
+        // every rank is here: the node's calibration, then the clock
+        // alignment's ping-pongs (R1, R5)
+        crate::startup::at_init();
     }
     rc
 }
@@ -177,12 +193,13 @@ pub unsafe extern "C" fn MPI_Init_thread(
     provided: *mut c_int,
 ) -> c_int {
     // SAFETY: the caller's arguments, passed on unchanged.
+    let t0 = heisen_shmem::clock::monotonic_ns();
     let rc = unsafe { sys::PMPI_Init_thread(argc, argv, required, provided) };
-    if rc == sys::success()
-        && let Some(m) = ensure()
-    {
-        // every rank is here: the clock alignment's ping-pongs (R5)
-        guarded(|| crate::align::at_init(m.rank, m.size));
+    crate::startup::note_pmpi_init(heisen_shmem::clock::monotonic_ns() - t0);
+    if rc == sys::success() {
+        // every rank is here: the node's calibration, then the clock
+        // alignment's ping-pongs (R1, R5)
+        crate::startup::at_init();
     }
     rc
 }

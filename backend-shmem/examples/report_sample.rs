@@ -28,7 +28,7 @@ fn main() {
         .and_then(|a| a.parse().ok())
         .unwrap_or(0);
     let rt = heisen_shmem::runtime();
-    rt.set_id_base(rank << 12);
+    rt.set_location_ids(heisen_shmem::ids::LocationIds::rank(rank, rank + 1));
     rt.set_report_name(&format!("shmem-rank{rank}.json"));
     let setup = heisen_shmem::Region::new(&format!("rank{rank}_setup"));
     setup.run(|| spin(10_000));

@@ -30,6 +30,7 @@ pub mod condvar;
 pub mod config;
 mod current;
 pub mod handoff;
+pub mod ids;
 pub mod monitor;
 pub mod mutex;
 pub mod names;

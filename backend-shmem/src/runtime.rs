@@ -30,6 +30,7 @@ use heisen_core::{Calibration, Cost};
 use crate::calibrate;
 use crate::clock::Clock;
 use crate::config::Config;
+use crate::ids::LocationIds;
 use crate::monitor::Monitor;
 use crate::names::{NameError, Names};
 use crate::report;
@@ -363,9 +364,11 @@ pub struct Runtime {
     calibration: Mutex<Calibration>,
     epoch: AtomicU64,
     registry: Registry,
-    /// Added to every registry index to make the location id (an MPI
-    /// backend sets rank-based ids).
-    id_base: AtomicU64,
+    /// How registry indices become location ids (an MPI backend sets
+    /// rank-based ids, `ids`).
+    ids: Mutex<LocationIds>,
+    /// Whether a location id repeated another's (noted once).
+    ids_repeated: AtomicBool,
     backend: Mutex<String>,
     report_name: Mutex<Option<String>>,
     finished: AtomicBool,
@@ -468,6 +471,17 @@ impl core::error::Error for AlreadyRunning {}
 /// Creates the process runtime with `config` (the C API's `heisen_init`,
 /// [`crate::select`]); an error if it exists already.
 pub fn init_with(config: Config) -> Result<&'static Runtime, AlreadyRunning> {
+    init_calibrated(config, None)
+}
+
+/// As [`init_with`], with the costs `given` (another process's
+/// calibration on this machine, [`Runtime::calibrated`]) installed instead
+/// of calibrating; `None` calibrates. A runtime that exists already keeps
+/// its own costs.
+pub fn init_calibrated(
+    config: Config,
+    given: Option<&Calibrated>,
+) -> Result<&'static Runtime, AlreadyRunning> {
     let _lock = INIT.lock().unwrap_or_else(|p| p.into_inner());
     if let Some(rt) = existing() {
         return Err(AlreadyRunning(rt));
@@ -479,7 +493,7 @@ pub fn init_with(config: Config) -> Result<&'static Runtime, AlreadyRunning> {
         }
         None => {
             let rt: &'static Runtime = Box::leak(Box::new(Runtime::new(config)));
-            rt.setup();
+            rt.setup(given);
             Ok(rt)
         }
     };
@@ -587,7 +601,8 @@ impl Runtime {
             calibration: Mutex::new(Calibration::ZERO),
             epoch: AtomicU64::new(0),
             registry: Registry::new(),
-            id_base: AtomicU64::new(0),
+            ids: Mutex::new(LocationIds::THREADS),
+            ids_repeated: AtomicBool::new(false),
             backend: Mutex::new("shmem".to_owned()),
             report_name: Mutex::new(None),
             finished: AtomicBool::new(false),
@@ -601,9 +616,10 @@ impl Runtime {
         }
     }
 
-    /// Registers the built-in actions, calibrates (R1) and arranges for the
-    /// report at exit.
-    fn setup(&'static self) {
+    /// Registers the built-in actions, calibrates (R1) — or installs
+    /// `given`, another process's calibration on this machine — and
+    /// arranges for the report at exit.
+    fn setup(&'static self, given: Option<&Calibrated>) {
         let builtin = Builtin {
             release: self.action("release"),
             merge: self.action("merge"),
@@ -616,7 +632,10 @@ impl Runtime {
         }
         // A first use from a thread with a small stack calibrates on a
         // thread of its own (the calling one then runs unmeasured).
-        crate::thread::with_stack_room(|| calibrate::runtime(self));
+        match given {
+            Some(costs) => self.install(costs),
+            None => crate::thread::with_stack_room(|| calibrate::runtime(self)),
+        }
         // SAFETY: registering plain extern "C" functions with atexit and
         // pthread_atfork.
         #[allow(unsafe_code)] // reason: the libc calls
@@ -698,14 +717,26 @@ impl Runtime {
     }
 
     /// The location id of registry index `index`.
+    /// A location id that repeats another's (beyond the id space,
+    /// `ids`) is noted in the report, once.
     pub fn location_id(&self, index: u32) -> u32 {
-        (self.id_base.load(Ordering::Relaxed) + u64::from(index)) as u32
+        let ids = *self.ids.lock().unwrap_or_else(|p| p.into_inner());
+        let (id, unique) = ids.id(index);
+        // calibration's scratch states (the top indices) report nothing
+        let scratch = index >= crate::thread::SCRATCH_PEER;
+        if !unique && !scratch && !self.ids_repeated.swap(true, Ordering::Relaxed) {
+            self.note(format!(
+                "location ids repeat from the thread registered {index}-th on: \
+                 beyond the id space of this rank ({ids:?}); reports of such threads share ids"
+            ));
+        }
+        id
     }
 
-    /// Sets the base of location ids of threads registered from now on
-    /// (an MPI rank's threads: `rank << 12`).
-    pub fn set_id_base(&self, base: u32) {
-        self.id_base.store(u64::from(base), Ordering::Relaxed);
+    /// Sets how location ids are made for threads registered from now on
+    /// (an MPI rank's threads: [`LocationIds::rank`]).
+    pub fn set_location_ids(&self, ids: LocationIds) {
+        *self.ids.lock().unwrap_or_else(|p| p.into_inner()) = ids;
     }
 
     /// Names the backend in the report header (`shmem`, `pthread`, `mpi`).
@@ -904,6 +935,52 @@ impl Runtime {
         self.pairs.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
+    /// Every calibrated cost of this runtime (R1), to hand to another
+    /// process of the same machine ([`init_calibrated`]).
+    pub fn calibrated(&self) -> Calibrated {
+        let c = *self.calibration.lock().unwrap_or_else(|p| p.into_inner());
+        let n = self.action_count.load(Ordering::Acquire);
+        Calibrated {
+            enter: (c.enter.whole, c.enter.inside),
+            exit: (c.exit.whole, c.exit.inside),
+            actions: (0..n)
+                .map(|i| {
+                    let a = &self.actions[i];
+                    CalibratedAction {
+                        name: a.name.get().cloned().unwrap_or_default(),
+                        whole: a.whole.load(Ordering::Relaxed),
+                        inside: a.inside.load(Ordering::Relaxed),
+                        own: a.own.load(Ordering::Relaxed),
+                    }
+                })
+                .collect(),
+            probe_reference: self.probe_reference(),
+            pairs: self.pairs(),
+        }
+    }
+
+    /// Installs costs calibrated elsewhere ([`Runtime::calibrated`]):
+    /// actions by name, registered where new.
+    pub fn install(&self, costs: &Calibrated) {
+        for a in &costs.actions {
+            let id = self.action(&a.name);
+            self.set_cost(
+                id,
+                Cost {
+                    whole: a.whole,
+                    inside: a.inside,
+                },
+            );
+            self.set_own_time(id, a.own);
+        }
+        let cost = |(whole, inside): (u64, u64)| Cost { whole, inside };
+        self.set_region_costs(cost(costs.enter), cost(costs.exit));
+        self.set_probe_reference(costs.probe_reference);
+        for pair in &costs.pairs {
+            self.note_pair(pair.clone());
+        }
+    }
+
     /// Sets the enter and exit costs (R1).
     pub fn set_region_costs(&self, enter: Cost, exit: Cost) {
         {
@@ -934,6 +1011,36 @@ impl Runtime {
         report::stderr_at_exit(self);
         Some(result)
     }
+}
+
+/// Every calibrated cost of a runtime (R1), as one process hands them to
+/// the others of its machine: the same code on the same machine costs the
+/// same (the MPI interposer's node calibration).
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Calibrated {
+    /// The region enter's cost, (whole, inside), ns.
+    pub enter: (u64, u64),
+    /// The region exit's cost, (whole, inside), ns.
+    pub exit: (u64, u64),
+    /// Every registered action's costs.
+    pub actions: Vec<CalibratedAction>,
+    /// The speed probe's reference (R1 tracked).
+    pub probe_reference: u64,
+    /// How each region path was calibrated.
+    pub pairs: Vec<crate::report::PairCalibration>,
+}
+
+/// One action's calibrated costs ([`Calibrated`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct CalibratedAction {
+    /// The action's name.
+    pub name: String,
+    /// Its whole cost, ns.
+    pub whole: u64,
+    /// The part inside the region, ns.
+    pub inside: u64,
+    /// The plain operation's own time, ns ([`Runtime::own_time`]).
+    pub own: u64,
 }
 
 /// `pthread_atfork`'s child handler: see [`Runtime::stop_in_forked_child`].

@@ -1,0 +1,383 @@
+//! Start-up at `MPI_Init`: the node's one calibration (R1), and how long
+//! each part of set-up took on this rank (the report's `mpi.startup`).
+//!
+//! Calibrating every process on its own costs each about 0.1 s of CPU
+//! (the runtime's actions, then the interposer's), and on a node with
+//! more ranks than cores the ranks that finished busy-poll in the next
+//! collective (MPICH does) while the others still calibrate: set-up
+//! stretched to seconds, and each calibration timed the scheduler as
+//! much as the actions. By default (`HEISEN_MPI_CALIBRATION=node`) the
+//! node's first rank (rank 0 of `MPI_Comm_split_type
+//! (MPI_COMM_TYPE_SHARED)`) calibrates while the node's other ranks wait
+//! without spinning (a nonblocking broadcast polled with sleeps in
+//! between), and every rank of the node installs the same costs: the
+//! actions are the same code on the same machine (R1: 000 §2, 002
+//! §5.3.1 — the cost of an action where it runs). Each rank's report
+//! gives the costs it charged and, in `mpi.startup.calibration`, that
+//! they came from the node and from which rank.
+//! `HEISEN_MPI_CALIBRATION=per-process` calibrates every process on its
+//! own, as before. A rank whose runtime existed before `MPI_Init` (the C
+//! API or the thread interposer started it) keeps its own calibration,
+//! and a program whose `MPI_Init` is not intercepted (`use mpi_f08` on
+//! MPICH) calibrates each process on first use.
+
+use core::ffi::{c_int, c_void};
+use core::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+
+use heisen_shmem::clock::monotonic_ns;
+use heisen_shmem::runtime::{Calibrated, existing};
+
+use crate::setup::{Mpi, ensure, guarded};
+use crate::sys::{self, MPI_Comm};
+
+/// How the processes of a node get their calibration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// The node's first rank calibrates; the others install its costs.
+    Node,
+    /// Every process calibrates on its own.
+    PerProcess,
+}
+
+impl Mode {
+    /// The mode `HEISEN_MPI_CALIBRATION` asks for, and a problem to report
+    /// when it names none.
+    pub fn from_value(value: Option<&str>) -> (Mode, Option<String>) {
+        match value.map(str::trim) {
+            None | Some("" | "node") => (Mode::Node, None),
+            Some("per-process") => (Mode::PerProcess, None),
+            Some(other) => (
+                Mode::Node,
+                Some(format!(
+                    "HEISEN_MPI_CALIBRATION={other} is neither `node` nor `per-process`; using node"
+                )),
+            ),
+        }
+    }
+}
+
+/// Where this rank's calibrated costs came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// Calibrated here; why not shared (`None` for the node's first rank,
+    /// which calibrated for its node).
+    Own {
+        /// Why this rank did not take the node's costs, if it was not the
+        /// node's first rank.
+        reason: Option<&'static str>,
+        /// Ranks of this node that installed this rank's costs (itself
+        /// included), 0 where none was handed on.
+        shared_with: c_int,
+    },
+    /// Installed from the node's first rank.
+    Node {
+        /// That rank, in `MPI_COMM_WORLD`.
+        from: c_int,
+        /// Ranks on the node.
+        node_ranks: c_int,
+    },
+}
+
+static SOURCE: Mutex<Option<Source>> = Mutex::new(None);
+
+/// Nanoseconds spent in each part of `MPI_Init` on this rank.
+static PMPI_INIT_NS: AtomicU64 = AtomicU64::new(0);
+static NODE_SPLIT_NS: AtomicU64 = AtomicU64::new(0);
+static CALIBRATION_NS: AtomicU64 = AtomicU64::new(0);
+static SHARE_NS: AtomicU64 = AtomicU64::new(0);
+static ALIGN_NS: AtomicU64 = AtomicU64::new(0);
+
+/// Records how long `PMPI_Init` took (called by the `MPI_Init` wrappers).
+pub fn note_pmpi_init(ns: u64) {
+    PMPI_INIT_NS.store(ns, Ordering::Relaxed);
+}
+
+/// After `PMPI_Init`, on every rank (collective over `MPI_COMM_WORLD`):
+/// calibrates (once per node or per process), sets up, and aligns the
+/// clocks (R5, `align`). Nothing here fails the program's `MPI_Init`.
+pub fn at_init() {
+    if heisen_disabled() {
+        return;
+    }
+    let (mode, problem) = Mode::from_value(std::env::var("HEISEN_MPI_CALIBRATION").ok().as_deref());
+    let t0 = monotonic_ns();
+    let node = split_node();
+    let t1 = monotonic_ns();
+    NODE_SPLIT_NS.store(t1 - t0, Ordering::Relaxed);
+    let m = match node {
+        Some((node, node_rank, node_ranks)) => {
+            let m = calibrate_on_node(mode, node, node_rank, node_ranks);
+            let mut node = node;
+            // SAFETY: heisen's own communicator; nothing is in flight on it.
+            unsafe { sys::PMPI_Comm_free(&mut node) };
+            m
+        }
+        None => {
+            note(Source::Own {
+                reason: Some("the node's communicator could not be made"),
+                shared_with: 0,
+            });
+            timed(&CALIBRATION_NS, ensure)
+        }
+    };
+    let Some(m) = m else { return };
+    if let Some(p) = problem {
+        m.runtime.note(p);
+    }
+    // every rank is here: the clock alignment's ping-pongs (R5)
+    timed(&ALIGN_NS, || {
+        guarded(|| crate::align::at_init(m.rank, m.size))
+    });
+}
+
+/// Whether heisen is switched off in this process (then no rank takes
+/// part in anything: the same on every rank).
+fn heisen_disabled() -> bool {
+    match existing() {
+        Some(rt) => rt.config().disabled,
+        None => heisen_shmem::Config::from_env().disabled,
+    }
+}
+
+/// This rank's node: heisen's own communicator of the ranks that share
+/// memory with it, this rank's index in it and its size.
+fn split_node() -> Option<(MPI_Comm, c_int, c_int)> {
+    let (mut rank, mut node, mut node_rank, mut node_ranks) = (0, sys::comm_world(), 0, 0);
+    // SAFETY: the MPI is initialised; each call writes its out-parameter.
+    let ok = unsafe {
+        sys::PMPI_Comm_rank(sys::comm_world(), &mut rank) == sys::success()
+            && sys::PMPI_Comm_split_type(
+                sys::comm_world(),
+                sys::RSMPI_COMM_TYPE_SHARED,
+                rank,
+                sys::RSMPI_INFO_NULL,
+                &mut node,
+            ) == sys::success()
+            && sys::PMPI_Comm_rank(node, &mut node_rank) == sys::success()
+            && sys::PMPI_Comm_size(node, &mut node_ranks) == sys::success()
+    };
+    ok.then_some((node, node_rank, node_ranks))
+}
+
+/// The node's first rank calibrates and broadcasts its costs; the others
+/// install them (module docs). Collective over `node`.
+fn calibrate_on_node(
+    mode: Mode,
+    node: MPI_Comm,
+    node_rank: c_int,
+    node_ranks: c_int,
+) -> Option<&'static Mpi> {
+    // A rank whose runtime exists keeps its costs; one that asked for
+    // its own calibration makes it before the broadcast, as it would alone.
+    let keeps_own = existing().is_some() || mode == Mode::PerProcess;
+    if node_rank == 0 {
+        let m = timed(&CALIBRATION_NS, ensure);
+        let costs = match m {
+            Some(m) if mode == Mode::Node => guarded(|| m.runtime.calibrated()),
+            _ => None,
+        };
+        let taken = share(node, costs.as_ref());
+        note(Source::Own {
+            reason: None,
+            shared_with: taken,
+        });
+        return m;
+    }
+    let early = if keeps_own {
+        timed(&CALIBRATION_NS, ensure)
+    } else {
+        None
+    };
+    let t0 = monotonic_ns();
+    let (costs, from) = receive(node);
+    SHARE_NS.store(monotonic_ns() - t0, Ordering::Relaxed);
+    // Tell the first rank whether its costs were taken.
+    let taken = match (&costs, keeps_own) {
+        (Some(costs), false) => guarded(|| crate::align::runtime_calibrated(costs)).is_some(),
+        _ => false,
+    };
+    count_taken(node, taken);
+    if keeps_own {
+        note(Source::Own {
+            reason: Some(if mode == Mode::PerProcess {
+                "HEISEN_MPI_CALIBRATION=per-process"
+            } else {
+                "the runtime started before MPI_Init"
+            }),
+            shared_with: 0,
+        });
+        return early;
+    }
+    if taken {
+        note(Source::Node { from, node_ranks });
+        crate::setup::use_installed_costs();
+    } else {
+        note(Source::Own {
+            reason: Some("the node's first rank shared no costs"),
+            shared_with: 0,
+        });
+    }
+    timed(&CALIBRATION_NS, ensure)
+}
+
+/// The first rank's side: broadcasts `costs` (nothing when `None`) with
+/// its world rank, then learns how many ranks took them.
+fn share(node: MPI_Comm, costs: Option<&Calibrated>) -> c_int {
+    let bytes = costs
+        .and_then(|c| serde_json::to_vec(c).ok())
+        .unwrap_or_default();
+    let mut world_rank = 0;
+    // SAFETY: the MPI is initialised.
+    unsafe { sys::PMPI_Comm_rank(sys::comm_world(), &mut world_rank) };
+    let mut head = [bytes.len() as u64, world_rank as u64];
+    let mut body = bytes;
+    if broadcast_head(node, &mut head) && !body.is_empty() {
+        // SAFETY: `head[0]` bytes from the first rank, on heisen's node
+        // communicator.
+        unsafe {
+            sys::PMPI_Bcast(
+                body.as_mut_ptr().cast::<c_void>(),
+                body.len() as c_int,
+                sys::byte(),
+                0,
+                node,
+            )
+        };
+    }
+    count_taken(node, true)
+}
+
+/// The other ranks' side: the first rank's costs (if it shared any) and
+/// its world rank.
+fn receive(node: MPI_Comm) -> (Option<Calibrated>, c_int) {
+    let mut head = [0u64; 2];
+    if !broadcast_head(node, &mut head) {
+        return (None, -1);
+    }
+    let [len, from] = head;
+    if len == 0 {
+        return (None, from as c_int);
+    }
+    let mut body = vec![0u8; len as usize];
+    // SAFETY: `len` bytes from the first rank, on heisen's node communicator.
+    let rc = unsafe {
+        sys::PMPI_Bcast(
+            body.as_mut_ptr().cast::<c_void>(),
+            len as c_int,
+            sys::byte(),
+            0,
+            node,
+        )
+    };
+    let costs = (rc == sys::success())
+        .then(|| serde_json::from_slice(&body).ok())
+        .flatten();
+    (costs, from as c_int)
+}
+
+/// Longest sleep between two polls of the broadcast the node's other
+/// ranks wait in, ns: short enough not to lengthen set-up noticeably,
+/// long enough that dozens of waiting ranks leave the cores to the one
+/// calibrating.
+pub const MAX_POLL_SLEEP_NS: u64 = 1_000_000;
+
+/// The first rank's `[body length, world rank]`, broadcast on `node`. The
+/// ranks that wait poll a nonblocking broadcast with sleeps growing to
+/// [`MAX_POLL_SLEEP_NS`] in between (MPICH's blocking calls spin, which
+/// on an oversubscribed node takes the cores from the rank calibrating).
+fn broadcast_head(node: MPI_Comm, head: &mut [u64; 2]) -> bool {
+    let mut request = sys::request_null();
+    // SAFETY: two u64 from the first rank on heisen's node communicator;
+    // `head` outlives the request, completed below.
+    let rc = unsafe {
+        sys::PMPI_Ibcast(
+            head.as_mut_ptr().cast::<c_void>(),
+            2,
+            sys::RSMPI_UINT64_T,
+            0,
+            node,
+            &mut request,
+        )
+    };
+    if rc != sys::success() {
+        return false;
+    }
+    let mut sleep = 20_000u64;
+    loop {
+        let mut flag: c_int = 0;
+        // SAFETY: the request above, not completed yet.
+        let rc = unsafe { sys::PMPI_Test(&mut request, &mut flag, sys::status_ignore()) };
+        if rc != sys::success() {
+            return false;
+        }
+        if flag != 0 {
+            return true;
+        }
+        std::thread::sleep(core::time::Duration::from_nanos(sleep));
+        sleep = (sleep * 2).min(MAX_POLL_SLEEP_NS);
+    }
+}
+
+/// How many ranks of `node` installed the first rank's costs (`taken`
+/// on this rank); the sum, on every rank.
+fn count_taken(node: MPI_Comm, taken: bool) -> c_int {
+    let mine = c_int::from(taken);
+    let mut all: c_int = 0;
+    // SAFETY: one int each, on heisen's node communicator.
+    let rc = unsafe {
+        sys::PMPI_Allreduce(
+            (&raw const mine).cast::<c_void>(),
+            (&raw mut all).cast::<c_void>(),
+            1,
+            sys::RSMPI_INT32_T,
+            sys::RSMPI_SUM,
+            node,
+        )
+    };
+    if rc == sys::success() { all } else { 0 }
+}
+
+fn note(source: Source) {
+    *SOURCE.lock().unwrap_or_else(|p| p.into_inner()) = Some(source);
+}
+
+/// Runs `f`, adding its length to `into`.
+fn timed<R>(into: &AtomicU64, f: impl FnOnce() -> R) -> R {
+    let t0 = monotonic_ns();
+    let r = f();
+    into.fetch_add(monotonic_ns() - t0, Ordering::Relaxed);
+    r
+}
+
+/// The report's `mpi.startup` object: where the costs came from and how
+/// long each part of `MPI_Init` took on this rank, ns.
+pub fn report_json() -> serde_json::Value {
+    let calibration = match SOURCE.lock().unwrap_or_else(|p| p.into_inner()).clone() {
+        Some(Source::Node { from, node_ranks }) => serde_json::json!({
+            "how": "node",
+            "source_rank": from,
+            "node_ranks": node_ranks,
+        }),
+        Some(Source::Own {
+            reason,
+            shared_with,
+        }) => serde_json::json!({
+            "how": "per-process",
+            "reason": reason,
+            "shared_with": shared_with,
+        }),
+        None => serde_json::json!({
+            "how": "per-process",
+            "reason": "MPI_Init was not intercepted",
+        }),
+    };
+    serde_json::json!({
+        "calibration": calibration,
+        "pmpi_init_ns": PMPI_INIT_NS.load(Ordering::Relaxed),
+        "node_split_ns": NODE_SPLIT_NS.load(Ordering::Relaxed),
+        "calibration_ns": CALIBRATION_NS.load(Ordering::Relaxed),
+        "wait_for_node_ns": SHARE_NS.load(Ordering::Relaxed),
+        "align_ns": ALIGN_NS.load(Ordering::Relaxed),
+    })
+}
