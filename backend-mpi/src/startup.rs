@@ -18,8 +18,8 @@
 //! `HEISEN_MPI_CALIBRATION=per-process` calibrates every process on its
 //! own, as before. A rank whose runtime existed before `MPI_Init` (the C
 //! API or the thread interposer started it) keeps its own calibration,
-//! and a program whose `MPI_Init` is not intercepted (`use mpi_f08` on
-//! MPICH) calibrates each process on first use.
+//! and a program whose `MPI_Init` is not intercepted (a Fortran binding
+//! heisen does not define) calibrates each process on first use.
 
 use core::ffi::{c_int, c_void};
 use core::sync::atomic::{AtomicU64, Ordering};
