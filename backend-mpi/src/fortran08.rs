@@ -262,40 +262,128 @@ fn learn(family: Family) -> Option<Indices> {
     Some(Indices { offset, undefined })
 }
 
-/// `mpi_f08` `MPI_Buffer_detach(buffer_addr, size, ierror)`: MPICH's
-/// binding passes `buffer_addr` (a `TYPE(C_PTR)`) on as C's `void **`.
-/// Unwrapped, a program got heisen's larger buffer back.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn mpi_buffer_detach_f08_(
-    buffer_addr: *mut core::ffi::c_void,
-    size: *mut c_int,
-    ierror: *mut c_int,
-) {
-    // SAFETY: the caller's arguments.
-    unsafe {
-        finish(
-            ierror,
-            crate::bsend::MPI_Buffer_detach(buffer_addr, size),
-            None,
-        )
-    }
+/// One wrapper per row: the optional `ierror` last, every argument by
+/// reference; `in` arguments are read, `out` ones passed on, `status` and
+/// `statuses` converted from the Fortran ignore objects; then the C
+/// wrapper `crate::$module::$c`.
+macro_rules! f08 {
+    ($(
+        $(#[$doc:meta])*
+        $name:ident => $module:ident :: $c:ident ( $($arg:ident : $kind:ident $ty:ty),* $(,)? );
+    )*) => {$(
+        $(#[$doc])*
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $name($($arg: f08!(@ty $kind $ty),)* ierror: *mut c_int) {
+            // SAFETY: the caller's arguments, converted as the binding does.
+            unsafe { finish(ierror, crate::$module::$c($(f08!(@arg $kind $arg)),*), None) }
+        }
+    )*};
+    (@ty in $ty:ty) => { *const $ty };
+    (@ty $other:ident $ty:ty) => { *mut $ty };
+    (@arg in $a:ident) => { val($a) };
+    (@arg out $a:ident) => { $a };
+    (@arg status $a:ident) => { status($a) };
+    (@arg statuses $a:ident) => { statuses($a) };
 }
 
-/// `mpi_f08` `MPI_Buffer_detach` with an `INTEGER(KIND=MPI_COUNT_KIND)` size.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn mpi_buffer_detach_f08_large_(
-    buffer_addr: *mut core::ffi::c_void,
-    size: *mut sys::MPI_Count,
-    ierror: *mut c_int,
-) {
-    // SAFETY: the caller's arguments.
-    unsafe {
-        finish(
-            ierror,
-            crate::bsend::MPI_Buffer_detach_c(buffer_addr, size),
-            None,
-        )
-    }
+type Void = core::ffi::c_void;
+type Count = sys::MPI_Count;
+
+f08! {
+    /// `MPI_Buffer_detach(buffer_addr, size)`: MPICH's binding passes the
+    /// `TYPE(C_PTR)` on as C's `void **`. Unwrapped, a program got
+    /// heisen's larger buffer back.
+    mpi_buffer_detach_f08_ => bsend::MPI_Buffer_detach(addr: out Void, size: out c_int);
+    /// `MPI_Buffer_detach` with an `INTEGER(KIND=MPI_COUNT_KIND)` size.
+    mpi_buffer_detach_f08_large_ => bsend::MPI_Buffer_detach_c(addr: out Void, size: out Count);
+    /// `MPI_Wait(request, status)`.
+    mpi_wait_f08_ => completion::MPI_Wait(request: out MPI_Request, st: status MPI_Status);
+    /// `MPI_Waitall(count, array_of_requests, array_of_statuses)`.
+    mpi_waitall_f08_ => completion::MPI_Waitall(
+        count: in c_int,
+        requests: out MPI_Request,
+        sts: statuses MPI_Status,
+    );
+    /// `MPI_Request_free(request)`.
+    mpi_request_free_f08_ => persistent::MPI_Request_free(request: out MPI_Request);
+    /// `MPI_Start(request)`.
+    mpi_start_f08_ => persistent::MPI_Start(request: out MPI_Request);
+    /// `MPI_Startall(count, array_of_requests)`.
+    mpi_startall_f08_ => persistent::MPI_Startall(count: in c_int, requests: out MPI_Request);
+    /// `MPI_Probe(source, tag, comm, status)`.
+    mpi_probe_f08_ => probe::MPI_Probe(
+        source: in c_int,
+        tag: in c_int,
+        comm: in MPI_Comm,
+        st: status MPI_Status,
+    );
+    /// `MPI_Mprobe(source, tag, comm, message, status)`.
+    mpi_mprobe_f08_ => probe::MPI_Mprobe(
+        source: in c_int,
+        tag: in c_int,
+        comm: in MPI_Comm,
+        message: out MPI_Message,
+        st: status MPI_Status,
+    );
+    /// `MPI_Type_free(datatype)`.
+    mpi_type_free_f08_ => datatype::MPI_Type_free(datatype: out MPI_Datatype);
+    /// `MPI_Barrier(comm)`.
+    mpi_barrier_f08_ => collective::MPI_Barrier(comm: in MPI_Comm);
+    /// `MPI_Ibarrier(comm, request)`.
+    mpi_ibarrier_f08_ => collective::MPI_Ibarrier(comm: in MPI_Comm, request: out MPI_Request);
+    /// `MPI_Comm_dup(comm, newcomm)`.
+    mpi_comm_dup_f08_ => comm::MPI_Comm_dup(comm: in MPI_Comm, newcomm: out MPI_Comm);
+    /// `MPI_Comm_dup_with_info(comm, info, newcomm)`.
+    mpi_comm_dup_with_info_f08_ => comm::MPI_Comm_dup_with_info(
+        comm: in MPI_Comm,
+        info: in MPI_Info,
+        newcomm: out MPI_Comm,
+    );
+    /// `MPI_Comm_idup(comm, newcomm, request)`.
+    mpi_comm_idup_f08_ => comm::MPI_Comm_idup(
+        comm: in MPI_Comm,
+        newcomm: out MPI_Comm,
+        request: out MPI_Request,
+    );
+    /// `MPI_Comm_split(comm, color, key, newcomm)`.
+    mpi_comm_split_f08_ => comm::MPI_Comm_split(
+        comm: in MPI_Comm,
+        color: in c_int,
+        key: in c_int,
+        newcomm: out MPI_Comm,
+    );
+    /// `MPI_Comm_split_type(comm, split_type, key, info, newcomm)`.
+    mpi_comm_split_type_f08_ => comm::MPI_Comm_split_type(
+        comm: in MPI_Comm,
+        split_type: in c_int,
+        key: in c_int,
+        info: in MPI_Info,
+        newcomm: out MPI_Comm,
+    );
+    /// `MPI_Comm_create(comm, group, newcomm)`.
+    mpi_comm_create_f08_ => comm::MPI_Comm_create(
+        comm: in MPI_Comm,
+        group: in MPI_Group,
+        newcomm: out MPI_Comm,
+    );
+    /// `MPI_Comm_create_group(comm, group, tag, newcomm)`.
+    mpi_comm_create_group_f08_ => comm::MPI_Comm_create_group(
+        comm: in MPI_Comm,
+        group: in MPI_Group,
+        tag: in c_int,
+        newcomm: out MPI_Comm,
+    );
+    /// `MPI_Comm_free(comm)`.
+    mpi_comm_free_f08_ => comm::MPI_Comm_free(comm: out MPI_Comm);
+    /// `MPI_Intercomm_create(local_comm, local_leader, peer_comm, remote_leader, tag, newintercomm)`.
+    mpi_intercomm_create_f08_ => comm::MPI_Intercomm_create(
+        local_comm: in MPI_Comm,
+        local_leader: in c_int,
+        peer_comm: in MPI_Comm,
+        remote_leader: in c_int,
+        tag: in c_int,
+        newintercomm: out MPI_Comm,
+    );
 }
 
 /// `mpi_f08` `MPI_Init(ierror)`.
@@ -334,23 +422,6 @@ pub unsafe extern "C" fn mpi_pcontrol_f08_(level: *const c_int) {
     unsafe { crate::pcontrol::MPI_Pcontrol(val(level)) };
 }
 
-/// `mpi_f08` `MPI_Wait(request, status, ierror)`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn mpi_wait_f08_(
-    request: *mut MPI_Request,
-    st: *mut MPI_Status,
-    ierror: *mut c_int,
-) {
-    // SAFETY: the caller's arguments, converted as the binding does.
-    unsafe {
-        finish(
-            ierror,
-            crate::completion::MPI_Wait(request, status(st)),
-            None,
-        )
-    }
-}
-
 /// `mpi_f08` `MPI_Test(request, flag, status, ierror)`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mpi_test_f08_(
@@ -364,21 +435,6 @@ pub unsafe extern "C" fn mpi_test_f08_(
     unsafe {
         let rc = crate::completion::MPI_Test(request, &mut f, status(st));
         finish(ierror, rc, Some((flag, f)));
-    }
-}
-
-/// `mpi_f08` `MPI_Waitall(count, array_of_requests, array_of_statuses, ierror)`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn mpi_waitall_f08_(
-    count: *const c_int,
-    requests: *mut MPI_Request,
-    sts: *mut MPI_Status,
-    ierror: *mut c_int,
-) {
-    // SAFETY: as above.
-    unsafe {
-        let rc = crate::completion::MPI_Waitall(val(count), requests, statuses(sts));
-        finish(ierror, rc, None);
     }
 }
 
@@ -523,13 +579,6 @@ pub unsafe extern "C" fn mpi_testsome_f08_(
     }
 }
 
-/// `mpi_f08` `MPI_Request_free(request, ierror)`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn mpi_request_free_f08_(request: *mut MPI_Request, ierror: *mut c_int) {
-    // SAFETY: the caller's arguments.
-    unsafe { finish(ierror, crate::persistent::MPI_Request_free(request), None) }
-}
-
 /// `mpi_f08` `MPI_Request_get_status(request, flag, status, ierror)`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mpi_request_get_status_f08_(
@@ -543,46 +592,6 @@ pub unsafe extern "C" fn mpi_request_get_status_f08_(
     unsafe {
         let rc = crate::persistent::MPI_Request_get_status(val(request), &mut f, status(st));
         finish(ierror, rc, Some((flag, f)));
-    }
-}
-
-/// `mpi_f08` `MPI_Start(request, ierror)`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn mpi_start_f08_(request: *mut MPI_Request, ierror: *mut c_int) {
-    // SAFETY: the caller's arguments.
-    unsafe { finish(ierror, crate::persistent::MPI_Start(request), None) }
-}
-
-/// `mpi_f08` `MPI_Startall(count, array_of_requests, ierror)`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn mpi_startall_f08_(
-    count: *const c_int,
-    requests: *mut MPI_Request,
-    ierror: *mut c_int,
-) {
-    // SAFETY: the caller's arguments.
-    unsafe {
-        finish(
-            ierror,
-            crate::persistent::MPI_Startall(val(count), requests),
-            None,
-        )
-    }
-}
-
-/// `mpi_f08` `MPI_Probe(source, tag, comm, status, ierror)`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn mpi_probe_f08_(
-    source: *const c_int,
-    tag: *const c_int,
-    comm: *const MPI_Comm,
-    st: *mut MPI_Status,
-    ierror: *mut c_int,
-) {
-    // SAFETY: the caller's arguments.
-    unsafe {
-        let rc = crate::probe::MPI_Probe(val(source), val(tag), val(comm), status(st));
-        finish(ierror, rc, None);
     }
 }
 
@@ -601,23 +610,6 @@ pub unsafe extern "C" fn mpi_iprobe_f08_(
     unsafe {
         let rc = crate::probe::MPI_Iprobe(val(source), val(tag), val(comm), &mut f, status(st));
         finish(ierror, rc, Some((flag, f)));
-    }
-}
-
-/// `mpi_f08` `MPI_Mprobe(source, tag, comm, message, status, ierror)`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn mpi_mprobe_f08_(
-    source: *const c_int,
-    tag: *const c_int,
-    comm: *const MPI_Comm,
-    message: *mut MPI_Message,
-    st: *mut MPI_Status,
-    ierror: *mut c_int,
-) {
-    // SAFETY: the caller's arguments.
-    unsafe {
-        let rc = crate::probe::MPI_Mprobe(val(source), val(tag), val(comm), message, status(st));
-        finish(ierror, rc, None);
     }
 }
 
@@ -644,186 +636,6 @@ pub unsafe extern "C" fn mpi_improbe_f08_(
             status(st),
         );
         finish(ierror, rc, Some((flag, f)));
-    }
-}
-
-/// `mpi_f08` `MPI_Type_free(datatype, ierror)`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn mpi_type_free_f08_(datatype: *mut MPI_Datatype, ierror: *mut c_int) {
-    // SAFETY: the caller's arguments.
-    unsafe { finish(ierror, crate::datatype::MPI_Type_free(datatype), None) }
-}
-
-/// `mpi_f08` `MPI_Barrier(comm, ierror)`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn mpi_barrier_f08_(comm: *const MPI_Comm, ierror: *mut c_int) {
-    // SAFETY: the caller's arguments.
-    unsafe { finish(ierror, crate::collective::MPI_Barrier(val(comm)), None) }
-}
-
-/// `mpi_f08` `MPI_Ibarrier(comm, request, ierror)`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn mpi_ibarrier_f08_(
-    comm: *const MPI_Comm,
-    request: *mut MPI_Request,
-    ierror: *mut c_int,
-) {
-    // SAFETY: the caller's arguments.
-    unsafe {
-        finish(
-            ierror,
-            crate::collective::MPI_Ibarrier(val(comm), request),
-            None,
-        )
-    }
-}
-
-/// `mpi_f08` `MPI_Comm_dup(comm, newcomm, ierror)`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn mpi_comm_dup_f08_(
-    comm: *const MPI_Comm,
-    newcomm: *mut MPI_Comm,
-    ierror: *mut c_int,
-) {
-    // SAFETY: the caller's arguments.
-    unsafe { finish(ierror, crate::comm::MPI_Comm_dup(val(comm), newcomm), None) }
-}
-
-/// `mpi_f08` `MPI_Comm_dup_with_info(comm, info, newcomm, ierror)`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn mpi_comm_dup_with_info_f08_(
-    comm: *const MPI_Comm,
-    info: *const MPI_Info,
-    newcomm: *mut MPI_Comm,
-    ierror: *mut c_int,
-) {
-    // SAFETY: the caller's arguments.
-    unsafe {
-        let rc = crate::comm::MPI_Comm_dup_with_info(val(comm), val(info), newcomm);
-        finish(ierror, rc, None);
-    }
-}
-
-/// `mpi_f08` `MPI_Comm_idup(comm, newcomm, request, ierror)`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn mpi_comm_idup_f08_(
-    comm: *const MPI_Comm,
-    newcomm: *mut MPI_Comm,
-    request: *mut MPI_Request,
-    ierror: *mut c_int,
-) {
-    // SAFETY: the caller's arguments.
-    unsafe {
-        finish(
-            ierror,
-            crate::comm::MPI_Comm_idup(val(comm), newcomm, request),
-            None,
-        )
-    }
-}
-
-/// `mpi_f08` `MPI_Comm_split(comm, color, key, newcomm, ierror)`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn mpi_comm_split_f08_(
-    comm: *const MPI_Comm,
-    color: *const c_int,
-    key: *const c_int,
-    newcomm: *mut MPI_Comm,
-    ierror: *mut c_int,
-) {
-    // SAFETY: the caller's arguments.
-    unsafe {
-        let rc = crate::comm::MPI_Comm_split(val(comm), val(color), val(key), newcomm);
-        finish(ierror, rc, None);
-    }
-}
-
-/// `mpi_f08` `MPI_Comm_split_type(comm, split_type, key, info, newcomm, ierror)`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn mpi_comm_split_type_f08_(
-    comm: *const MPI_Comm,
-    split_type: *const c_int,
-    key: *const c_int,
-    info: *const MPI_Info,
-    newcomm: *mut MPI_Comm,
-    ierror: *mut c_int,
-) {
-    // SAFETY: the caller's arguments.
-    unsafe {
-        let rc = crate::comm::MPI_Comm_split_type(
-            val(comm),
-            val(split_type),
-            val(key),
-            val(info),
-            newcomm,
-        );
-        finish(ierror, rc, None);
-    }
-}
-
-/// `mpi_f08` `MPI_Comm_create(comm, group, newcomm, ierror)`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn mpi_comm_create_f08_(
-    comm: *const MPI_Comm,
-    group: *const MPI_Group,
-    newcomm: *mut MPI_Comm,
-    ierror: *mut c_int,
-) {
-    // SAFETY: the caller's arguments.
-    unsafe {
-        finish(
-            ierror,
-            crate::comm::MPI_Comm_create(val(comm), val(group), newcomm),
-            None,
-        )
-    }
-}
-
-/// `mpi_f08` `MPI_Comm_create_group(comm, group, tag, newcomm, ierror)`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn mpi_comm_create_group_f08_(
-    comm: *const MPI_Comm,
-    group: *const MPI_Group,
-    tag: *const c_int,
-    newcomm: *mut MPI_Comm,
-    ierror: *mut c_int,
-) {
-    // SAFETY: the caller's arguments.
-    unsafe {
-        let rc = crate::comm::MPI_Comm_create_group(val(comm), val(group), val(tag), newcomm);
-        finish(ierror, rc, None);
-    }
-}
-
-/// `mpi_f08` `MPI_Comm_free(comm, ierror)`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn mpi_comm_free_f08_(comm: *mut MPI_Comm, ierror: *mut c_int) {
-    // SAFETY: the caller's arguments.
-    unsafe { finish(ierror, crate::comm::MPI_Comm_free(comm), None) }
-}
-
-/// `mpi_f08` `MPI_Intercomm_create(local_comm, local_leader, peer_comm, remote_leader, tag, newintercomm, ierror)`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn mpi_intercomm_create_f08_(
-    local_comm: *const MPI_Comm,
-    local_leader: *const c_int,
-    peer_comm: *const MPI_Comm,
-    remote_leader: *const c_int,
-    tag: *const c_int,
-    newintercomm: *mut MPI_Comm,
-    ierror: *mut c_int,
-) {
-    // SAFETY: the caller's arguments.
-    unsafe {
-        let rc = crate::comm::MPI_Intercomm_create(
-            val(local_comm),
-            val(local_leader),
-            val(peer_comm),
-            val(remote_leader),
-            val(tag),
-            newintercomm,
-        );
-        finish(ierror, rc, None);
     }
 }
 
