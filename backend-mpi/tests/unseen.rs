@@ -8,78 +8,19 @@
 
 mod common;
 
-use std::path::Path;
-
-use common::{build, library, run, scratch};
-
-/// Every rank's lines, rank after rank.
-fn by_rank(lines: &Path, ranks: u32) -> Vec<String> {
-    (0..ranks)
-        .flat_map(|r| {
-            let text = std::fs::read_to_string(lines.join(format!("r{r}.txt"))).unwrap_or_default();
-            text.lines().map(str::to_owned).collect::<Vec<_>>()
-        })
-        .collect()
-}
+use common::{build, by_rank, compare, library, scratch};
 
 /// Runs `name` both ways on `ranks` ranks and compares everything the
 /// program shows: its per-rank lines, its standard output, its exit code,
 /// and (with heisen) an empty stderr when the plain run's is empty.
 fn same_both_ways(name: &str, ranks: u32) -> Vec<String> {
-    let (lines, plain) = compare(name, ranks);
+    let (lines, plain, _) = compare("unseen", name, ranks);
     assert!(
         plain.status.success(),
         "{name} without heisen failed: {}",
         String::from_utf8_lossy(&plain.stderr)
     );
     lines
-}
-
-/// [`same_both_ways`] without requiring success: the lines of the plain
-/// run and its whole output.
-fn compare(name: &str, ranks: u32) -> (Vec<String>, std::process::Output) {
-    let dir = scratch(&format!("unseen-{name}-{ranks}"));
-    let exe = build(name, &dir);
-    let (plain_lines, measured_lines, reports) =
-        (dir.join("plain"), dir.join("measured"), dir.join("reports"));
-    for d in [&plain_lines, &measured_lines, &reports] {
-        std::fs::create_dir_all(d).expect("scratch directory");
-    }
-    let plain = run(&exe, ranks, None, &plain_lines, &dir);
-    let measured = run(&exe, ranks, Some(&library()), &measured_lines, &reports);
-    assert_eq!(
-        measured.status.code(),
-        plain.status.code(),
-        "{name} on {ranks} ranks: exit codes differ; with heisen: {}",
-        String::from_utf8_lossy(&measured.stderr)
-    );
-    // Nothing on stderr but what MPICH itself prints; its MPI_Abort line
-    // races with mpiexec killing the ranks, so it may be in one run only.
-    let theirs = String::from_utf8_lossy(&plain.stderr).into_owned();
-    for line in String::from_utf8_lossy(&measured.stderr).lines() {
-        assert!(
-            theirs.contains(line) || line.starts_with("Abort("),
-            "{name} on {ranks} ranks: heisen printed on stderr: {line}"
-        );
-    }
-    assert_eq!(
-        String::from_utf8_lossy(&measured.stdout),
-        String::from_utf8_lossy(&plain.stdout),
-        "{name} on {ranks} ranks: standard output differs"
-    );
-    let (a, b) = (
-        by_rank(&plain_lines, ranks),
-        by_rank(&measured_lines, ranks),
-    );
-    for (x, y) in a.iter().zip(&b) {
-        assert_eq!(x, y, "{name} on {ranks} ranks: first difference");
-    }
-    assert_eq!(
-        a.len(),
-        b.len(),
-        "{name} on {ranks} ranks: line counts differ"
-    );
-    (a, plain)
 }
 
 #[test]
@@ -158,7 +99,7 @@ fn errors_returned_with_the_same_class_on_2_and_3_ranks() {
 #[test]
 fn a_silent_program_stays_silent_on_2_and_4_ranks() {
     for ranks in [2, 4] {
-        let (lines, plain) = compare("unseen_silent", ranks);
+        let (lines, plain, _) = compare("unseen", "unseen_silent", ranks);
         assert!(
             plain.status.success(),
             "unseen_silent failed on {ranks} ranks"
@@ -170,7 +111,7 @@ fn a_silent_program_stays_silent_on_2_and_4_ranks() {
 #[test]
 fn abort_exit_code_is_kept_on_2_and_3_ranks() {
     for ranks in [2, 3] {
-        let (lines, plain) = compare("unseen_abort", ranks);
+        let (lines, plain, _) = compare("unseen", "unseen_abort", ranks);
         assert_eq!(
             plain.status.code(),
             Some(42),

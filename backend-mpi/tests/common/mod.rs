@@ -112,3 +112,63 @@ pub(crate) fn tsc_shareable() -> bool {
         && flags.split_whitespace().any(|f| f == "nonstop_tsc")
         && source.trim() == "tsc"
 }
+
+/// Every rank's lines, rank after rank.
+pub(crate) fn by_rank(lines: &Path, ranks: u32) -> Vec<String> {
+    (0..ranks)
+        .flat_map(|r| {
+            let text = std::fs::read_to_string(lines.join(format!("r{r}.txt"))).unwrap_or_default();
+            text.lines().map(str::to_owned).collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// Runs `tests/c/<name>.c` on `ranks` ranks without and with the
+/// interposer (scratch directory `<prefix>-<name>-<ranks>`) and compares
+/// what the program shows: per-rank lines, standard output, exit code, and
+/// no stderr line of heisen's own (MPICH's `Abort(` line aside: it races
+/// with mpiexec). Returns the plain run's lines and both runs' outputs.
+pub(crate) fn compare(prefix: &str, name: &str, ranks: u32) -> (Vec<String>, Output, Output) {
+    let dir = scratch(&format!("{prefix}-{name}-{ranks}"));
+    let exe = build(name, &dir);
+    let (plain_lines, measured_lines, reports) =
+        (dir.join("plain"), dir.join("measured"), dir.join("reports"));
+    for d in [&plain_lines, &measured_lines, &reports] {
+        std::fs::create_dir_all(d).expect("scratch directory");
+    }
+    let plain = run(&exe, ranks, None, &plain_lines, &dir);
+    let measured = run(&exe, ranks, Some(&library()), &measured_lines, &reports);
+    assert_eq!(
+        measured.status.code(),
+        plain.status.code(),
+        "{name} on {ranks} ranks: exit codes differ; with heisen: {}",
+        String::from_utf8_lossy(&measured.stderr)
+    );
+    // Nothing on stderr but what MPICH itself prints; its MPI_Abort line
+    // races with mpiexec killing the ranks, so it may be in one run only.
+    let theirs = String::from_utf8_lossy(&plain.stderr).into_owned();
+    for line in String::from_utf8_lossy(&measured.stderr).lines() {
+        assert!(
+            theirs.contains(line) || line.starts_with("Abort("),
+            "{name} on {ranks} ranks: heisen printed on stderr: {line}"
+        );
+    }
+    assert_eq!(
+        String::from_utf8_lossy(&measured.stdout),
+        String::from_utf8_lossy(&plain.stdout),
+        "{name} on {ranks} ranks: standard output differs"
+    );
+    let (a, b) = (
+        by_rank(&plain_lines, ranks),
+        by_rank(&measured_lines, ranks),
+    );
+    for (x, y) in a.iter().zip(&b) {
+        assert_eq!(x, y, "{name} on {ranks} ranks: first difference");
+    }
+    assert_eq!(
+        a.len(),
+        b.len(),
+        "{name} on {ranks} ranks: line counts differ"
+    );
+    (a, plain, measured)
+}
