@@ -61,6 +61,7 @@ use heisen_shmem::clock::{ClockKind, Conversion, Sample};
 use heisen_shmem::runtime::Runtime;
 use heisen_shmem::{Config, Record};
 
+use crate::quiet;
 use crate::sys::{self, MPI_Comm};
 
 /// The process runtime, created with the process's own TSC clock where
@@ -231,7 +232,7 @@ fn measure(comm: MPI_Comm, rank: c_int, size: c_int, rounds: c_int) -> Option<(i
             let mut t0 = 0u64;
             // SAFETY: one u64 each way on heisen's private communicator.
             unsafe {
-                ok(sys::PMPI_Send(
+                ok(quiet::send(
                     (&raw const t1).cast::<c_void>(),
                     1,
                     word,
@@ -239,14 +240,13 @@ fn measure(comm: MPI_Comm, rank: c_int, size: c_int, rounds: c_int) -> Option<(i
                     TAG,
                     comm,
                 ))?;
-                ok(sys::PMPI_Recv(
+                ok(quiet::recv(
                     (&raw mut t0).cast::<c_void>(),
                     1,
                     word,
                     parent,
                     TAG,
                     comm,
-                    sys::status_ignore(),
                 ))?;
             }
             let t2 = now();
@@ -261,14 +261,13 @@ fn measure(comm: MPI_Comm, rank: c_int, size: c_int, rounds: c_int) -> Option<(i
         let mut path = [0u64; 2];
         // SAFETY: the parent's offset to rank 0 and its path's round trips.
         unsafe {
-            ok(sys::PMPI_Recv(
+            ok(quiet::recv(
                 path.as_mut_ptr().cast::<c_void>(),
                 2,
                 word,
                 parent,
                 TAG,
                 comm,
-                sys::status_ignore(),
             ))?;
         }
         mine = (offset + path[0] as i64, rtt.saturating_add(path[1]));
@@ -278,17 +277,16 @@ fn measure(comm: MPI_Comm, rank: c_int, size: c_int, rounds: c_int) -> Option<(i
             let mut ping = 0u64;
             // SAFETY: as above.
             unsafe {
-                ok(sys::PMPI_Recv(
+                ok(quiet::recv(
                     (&raw mut ping).cast::<c_void>(),
                     1,
                     word,
                     child,
                     TAG,
                     comm,
-                    sys::status_ignore(),
                 ))?;
                 let t0 = now();
-                ok(sys::PMPI_Send(
+                ok(quiet::send(
                     (&raw const t0).cast::<c_void>(),
                     1,
                     word,
@@ -301,7 +299,7 @@ fn measure(comm: MPI_Comm, rank: c_int, size: c_int, rounds: c_int) -> Option<(i
         let path = [mine.0 as u64, mine.1];
         // SAFETY: as above.
         unsafe {
-            ok(sys::PMPI_Send(
+            ok(quiet::send(
                 path.as_ptr().cast::<c_void>(),
                 2,
                 word,
@@ -374,7 +372,7 @@ fn node_clock(node: MPI_Comm, node_rank: c_int) -> Option<NodeClock> {
     let ok = |rc: c_int| (rc == sys::success()).then_some(());
     // SAFETY: one int each, on heisen's node communicator.
     unsafe {
-        ok(sys::PMPI_Allreduce(
+        ok(quiet::allreduce(
             (&raw const mine).cast::<c_void>(),
             (&raw mut all).cast::<c_void>(),
             1,
@@ -393,7 +391,7 @@ fn node_clock(node: MPI_Comm, node_rank: c_int) -> Option<NodeClock> {
     };
     // SAFETY: five u64 from the leader, on heisen's node communicator.
     unsafe {
-        ok(sys::PMPI_Bcast(
+        ok(quiet::bcast(
             numbers.as_mut_ptr().cast::<c_void>(),
             5,
             sys::RSMPI_UINT64_T,
@@ -414,7 +412,7 @@ fn node_clock(node: MPI_Comm, node_rank: c_int) -> Option<NodeClock> {
     let mut largest: i64 = 0;
     // SAFETY: one i64 each, on heisen's node communicator.
     unsafe {
-        ok(sys::PMPI_Allreduce(
+        ok(quiet::allreduce(
             (&raw const gap).cast::<c_void>(),
             (&raw mut largest).cast::<c_void>(),
             1,
@@ -438,66 +436,49 @@ fn node_clock(node: MPI_Comm, node_rank: c_int) -> Option<NodeClock> {
 
 static NODE_CLOCK: Mutex<Option<NodeClock>> = Mutex::new(None);
 
-/// At `MPI_Init` (every rank, collectively): finds who shares a node and
-/// measures the offsets. Errors leave the rank unaligned, never failing
-/// the program's `MPI_Init`.
-pub fn at_init(rank: c_int, size: c_int) {
-    let mut comm = sys::comm_world();
-    let mut node = sys::comm_world();
-    let mut node_ranks: c_int = 0;
-    let mut node_rank: c_int = 0;
-    let mut max_node: c_int = 0;
-    // SAFETY: the MPI is initialised; each call writes its out-parameter.
-    let ready = unsafe {
-        sys::PMPI_Comm_dup(sys::comm_world(), &mut comm) == sys::success()
-            && sys::PMPI_Comm_split_type(
-                comm,
-                sys::RSMPI_COMM_TYPE_SHARED,
-                rank,
-                sys::RSMPI_INFO_NULL,
-                &mut node,
-            ) == sys::success()
-            && sys::PMPI_Comm_size(node, &mut node_ranks) == sys::success()
-            && sys::PMPI_Comm_rank(node, &mut node_rank) == sys::success()
-            && sys::PMPI_Allreduce(
-                (&raw const node_ranks).cast::<c_void>(),
-                (&raw mut max_node).cast::<c_void>(),
-                1,
-                sys::RSMPI_INT32_T,
-                sys::RSMPI_MIN,
-                comm,
-            ) == sys::success()
-    };
-    if !ready {
-        return;
-    }
-    let one_node = max_node == size;
+/// At `MPI_Init` (every rank, collectively, on the communicators
+/// `startup` made): installs the node's clock and measures the offsets.
+/// Every call completes without spinning (`quiet`). Errors leave the rank
+/// unaligned, never failing the program's `MPI_Init`.
+pub fn at_init(rank: c_int, size: c_int, made: crate::startup::Node) {
+    let crate::startup::Node {
+        world: comm,
+        mut node,
+        node_rank,
+        node_ranks,
+    } = made;
     // one TSC conversion for the node before anything is measured with it
     let installed = node_clock(node, node_rank);
     *NODE_CLOCK.lock().unwrap_or_else(|p| p.into_inner()) = installed;
     let node_shared = installed.is_some();
     // every rank must make the same number of round trips: the fewer
-    // only where all read one clock
+    // only where all read one clock. One allreduce (minima) gives both the
+    // smallest node, hence whether all ranks share one, and whether every
+    // rank's clock is one a node shares.
     let kind = heisen_shmem::runtime().clock().kind();
-    let shared = one_node && matches!(kind, ClockKind::Monotonic | ClockKind::NodeTsc);
-    let mine = c_int::from(shared);
-    let mut all_shared: c_int = 0;
-    // SAFETY: one int each, on heisen's communicator.
+    let mine = [
+        node_ranks,
+        c_int::from(matches!(kind, ClockKind::Monotonic | ClockKind::NodeTsc)),
+    ];
+    let mut least: [c_int; 2] = [0; 2];
+    // SAFETY: two ints each, on heisen's communicator.
     let rc = unsafe {
-        sys::PMPI_Allreduce(
-            (&raw const mine).cast::<c_void>(),
-            (&raw mut all_shared).cast::<c_void>(),
-            1,
+        quiet::allreduce(
+            mine.as_ptr().cast::<c_void>(),
+            least.as_mut_ptr().cast::<c_void>(),
+            2,
             sys::RSMPI_INT32_T,
             sys::RSMPI_MIN,
             comm,
         )
     };
-    let rounds = if rc == sys::success() && all_shared != 0 {
-        CHECK_ROUNDS
-    } else {
-        ROUNDS
-    };
+    if rc != sys::success() {
+        made.free();
+        return;
+    }
+    let one_node = least[0] == size;
+    let shared = one_node && least[1] != 0;
+    let rounds = if shared { CHECK_ROUNDS } else { ROUNDS };
     let at_init = now();
     let mut measured = measure(comm, rank, size, rounds);
     if node_shared && !one_node {
@@ -536,7 +517,7 @@ fn node_leaders(node: MPI_Comm, mine: Option<(i64, u64)>) -> Option<(i64, u64)> 
     };
     // SAFETY: three i64 from the node's first rank, on heisen's node communicator.
     let rc = unsafe {
-        sys::PMPI_Bcast(
+        quiet::bcast(
             numbers.as_mut_ptr().cast::<c_void>(),
             3,
             sys::RSMPI_INT64_T,

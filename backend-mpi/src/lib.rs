@@ -70,6 +70,7 @@ pub mod pcontrol;
 pub mod persistent;
 pub mod piggyback;
 pub mod probe;
+pub mod quiet;
 pub mod region;
 pub mod report;
 pub mod requests;

@@ -28,6 +28,7 @@ use std::sync::Mutex;
 use heisen_shmem::clock::monotonic_ns;
 use heisen_shmem::runtime::{Calibrated, existing};
 
+use crate::quiet;
 use crate::setup::{Mpi, ensure, guarded};
 use crate::sys::{self, MPI_Comm};
 
@@ -106,13 +107,12 @@ pub fn at_init() {
     let t1 = monotonic_ns();
     NODE_SPLIT_NS.store(t1 - t0, Ordering::Relaxed);
     let m = match node {
-        Some((node, node_rank, node_ranks)) => {
-            let m = calibrate_on_node(mode, node, node_rank, node_ranks);
-            let mut node = node;
-            // SAFETY: heisen's own communicator; nothing is in flight on it.
-            unsafe { sys::PMPI_Comm_free(&mut node) };
-            m
-        }
+        Some(Node {
+            node,
+            node_rank,
+            node_ranks,
+            ..
+        }) => calibrate_on_node(mode, node, node_rank, node_ranks),
         None => {
             note(Source::Own {
                 reason: Some("the node's communicator could not be made"),
@@ -121,14 +121,23 @@ pub fn at_init() {
             timed(&CALIBRATION_NS, ensure)
         }
     };
-    let Some(m) = m else { return };
+    let Some(m) = m else {
+        if let Some(node) = node {
+            node.free();
+        }
+        return;
+    };
     if let Some(p) = problem {
         m.runtime.note(p);
     }
-    // every rank is here: the clock alignment's ping-pongs (R5)
-    timed(&ALIGN_NS, || {
-        guarded(|| crate::align::at_init(m.rank, m.size))
-    });
+    // every rank is here: the clock alignment's ping-pongs (R5), on the
+    // communicators made above (one split at `MPI_Init`, not two). Without
+    // them the rank stays unaligned, and its report says so.
+    if let Some(node) = node {
+        timed(&ALIGN_NS, || {
+            guarded(|| crate::align::at_init(m.rank, m.size, node))
+        });
+    }
 }
 
 /// Whether heisen is switched off in this process (then no rank takes
@@ -140,24 +149,65 @@ fn heisen_disabled() -> bool {
     }
 }
 
-/// This rank's node: heisen's own communicator of the ranks that share
-/// memory with it, this rank's index in it and its size.
-fn split_node() -> Option<(MPI_Comm, c_int, c_int)> {
-    let (mut rank, mut node, mut node_rank, mut node_ranks) = (0, sys::comm_world(), 0, 0);
-    // SAFETY: the MPI is initialised; each call writes its out-parameter.
+/// heisen's own communicators, made once at `MPI_Init`.
+#[derive(Clone, Copy, Debug)]
+pub struct Node {
+    /// A duplicate of `MPI_COMM_WORLD` (alignment keeps it until
+    /// `MPI_Finalize`).
+    pub world: MPI_Comm,
+    /// The ranks that share memory with this one, split from `world`
+    /// with the world rank as key.
+    pub node: MPI_Comm,
+    /// This rank's index in `node`.
+    pub node_rank: c_int,
+    /// The size of `node`.
+    pub node_ranks: c_int,
+}
+
+impl Node {
+    /// Frees both communicators (nothing may be in flight on them).
+    pub fn free(self) {
+        let (mut world, mut node) = (self.world, self.node);
+        // SAFETY: heisen's own communicators, not used after this.
+        unsafe {
+            sys::PMPI_Comm_free(&mut node);
+            sys::PMPI_Comm_free(&mut world);
+        }
+    }
+}
+
+/// This rank's [`Node`]: one duplicate (`MPI_Comm_idup`, waited for
+/// without spinning) and one split, shared by calibration and alignment.
+fn split_node() -> Option<Node> {
+    let mut rank = 0;
+    // SAFETY: the MPI is initialised.
+    unsafe { sys::PMPI_Comm_rank(sys::comm_world(), &mut rank) };
+    let world = quiet::dup(sys::comm_world())?;
+    let (mut node, mut node_rank, mut node_ranks) = (sys::comm_world(), 0, 0);
+    // SAFETY: heisen's duplicate; each call writes its out-parameter.
     let ok = unsafe {
-        sys::PMPI_Comm_rank(sys::comm_world(), &mut rank) == sys::success()
-            && sys::PMPI_Comm_split_type(
-                sys::comm_world(),
-                sys::RSMPI_COMM_TYPE_SHARED,
-                rank,
-                sys::RSMPI_INFO_NULL,
-                &mut node,
-            ) == sys::success()
+        sys::PMPI_Comm_split_type(
+            world,
+            sys::RSMPI_COMM_TYPE_SHARED,
+            rank,
+            sys::RSMPI_INFO_NULL,
+            &mut node,
+        ) == sys::success()
             && sys::PMPI_Comm_rank(node, &mut node_rank) == sys::success()
             && sys::PMPI_Comm_size(node, &mut node_ranks) == sys::success()
     };
-    ok.then_some((node, node_rank, node_ranks))
+    if !ok {
+        let mut world = world;
+        // SAFETY: heisen's duplicate, unused.
+        unsafe { sys::PMPI_Comm_free(&mut world) };
+        return None;
+    }
+    Some(Node {
+        world,
+        node,
+        node_rank,
+        node_ranks,
+    })
 }
 
 /// The node's first rank calibrates and broadcasts its costs; the others
@@ -236,7 +286,7 @@ fn share(node: MPI_Comm, costs: Option<&Calibrated>) -> c_int {
         // SAFETY: `head[0]` bytes from the first rank, on heisen's node
         // communicator.
         unsafe {
-            sys::PMPI_Bcast(
+            quiet::bcast(
                 body.as_mut_ptr().cast::<c_void>(),
                 body.len() as c_int,
                 sys::byte(),
@@ -262,7 +312,7 @@ fn receive(node: MPI_Comm) -> (Option<Calibrated>, c_int) {
     let mut body = vec![0u8; len as usize];
     // SAFETY: `len` bytes from the first rank, on heisen's node communicator.
     let rc = unsafe {
-        sys::PMPI_Bcast(
+        quiet::bcast(
             body.as_mut_ptr().cast::<c_void>(),
             len as c_int,
             sys::byte(),
@@ -276,47 +326,21 @@ fn receive(node: MPI_Comm) -> (Option<Calibrated>, c_int) {
     (costs, from as c_int)
 }
 
-/// Longest sleep between two polls of the broadcast the node's other
-/// ranks wait in, ns: short enough not to lengthen set-up noticeably,
-/// long enough that dozens of waiting ranks leave the cores to the one
-/// calibrating.
-pub const MAX_POLL_SLEEP_NS: u64 = 1_000_000;
-
-/// The first rank's `[body length, world rank]`, broadcast on `node`. The
-/// ranks that wait poll a nonblocking broadcast with sleeps growing to
-/// [`MAX_POLL_SLEEP_NS`] in between (MPICH's blocking calls spin, which
-/// on an oversubscribed node takes the cores from the rank calibrating).
+/// The first rank's `[body length, world rank]`, broadcast on `node`;
+/// the ranks that wait for it do so without spinning (`quiet`), leaving
+/// the cores to the rank calibrating.
 fn broadcast_head(node: MPI_Comm, head: &mut [u64; 2]) -> bool {
-    let mut request = sys::request_null();
-    // SAFETY: two u64 from the first rank on heisen's node communicator;
-    // `head` outlives the request, completed below.
+    // SAFETY: two u64 from the first rank on heisen's node communicator.
     let rc = unsafe {
-        sys::PMPI_Ibcast(
+        quiet::bcast(
             head.as_mut_ptr().cast::<c_void>(),
             2,
             sys::RSMPI_UINT64_T,
             0,
             node,
-            &mut request,
         )
     };
-    if rc != sys::success() {
-        return false;
-    }
-    let mut sleep = 20_000u64;
-    loop {
-        let mut flag: c_int = 0;
-        // SAFETY: the request above, not completed yet.
-        let rc = unsafe { sys::PMPI_Test(&mut request, &mut flag, sys::status_ignore()) };
-        if rc != sys::success() {
-            return false;
-        }
-        if flag != 0 {
-            return true;
-        }
-        std::thread::sleep(core::time::Duration::from_nanos(sleep));
-        sleep = (sleep * 2).min(MAX_POLL_SLEEP_NS);
-    }
+    rc == sys::success()
 }
 
 /// How many ranks of `node` installed the first rank's costs (`taken`
@@ -326,7 +350,7 @@ fn count_taken(node: MPI_Comm, taken: bool) -> c_int {
     let mut all: c_int = 0;
     // SAFETY: one int each, on heisen's node communicator.
     let rc = unsafe {
-        sys::PMPI_Allreduce(
+        quiet::allreduce(
             (&raw const mine).cast::<c_void>(),
             (&raw mut all).cast::<c_void>(),
             1,
