@@ -35,8 +35,9 @@ fn same_both_ways(name: &str, ranks: u32) -> Vec<String> {
 /// to piggyback, and MPICH aborted both ranks in
 /// `MPI_Type_get_envelope_c` ("Datatype for argument datatype is a null
 /// datatype"). Empty messages of the null type in every point-to-point
-/// shape (blocking, `_c`, nonblocking, exchange, persistent, beside a
-/// partitioned send) must work and report empty statuses.
+/// shape (blocking, `_c`, nonblocking, exchanges, persistent, beside a
+/// partitioned send) must work and report empty statuses; heisen's
+/// `MPI_Isendrecv_replace` also aborted, in `MPI_Pack_size_c`.
 #[test]
 fn empty_messages_of_the_null_datatype_pass_in_every_shape() {
     let lines = same_both_ways("unseen_null_type", 2);
@@ -47,6 +48,9 @@ fn empty_messages_of_the_null_datatype_pass_in_every_shape() {
         "r1 recv_c rc=0 source=0 tag=7 count=0 elements=0",
         "r0 irecv rc=0 source=1 tag=8 count=0 elements=0",
         "r1 sendrecv rc=0 source=0 tag=9 count=0 elements=0",
+        "r0 replace rc=0 source=1 tag=11 count=0 elements=0",
+        "r1 isendrecv rc=0",
+        "r0 isendrecv_replace rc=0",
         "r1 persistent rc=0 source=0 tag=10 count=0 elements=0",
         "r1 partitioned got 42",
         "r1 after rc=0 source=0 tag=5 count=1 elements=1",

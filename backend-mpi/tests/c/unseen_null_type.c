@@ -38,6 +38,18 @@ int main(int argc, char **argv) {
         rc = MPI_Sendrecv(NULL, 0, MPI_DATATYPE_NULL, peer, tag + 4, NULL, 0, MPI_DATATYPE_NULL,
                           peer, tag + 4, MPI_COMM_WORLD, &st);
         show_status("sendrecv", rc, &st, MPI_INT);
+        rc = MPI_Sendrecv_replace(NULL, 0, MPI_DATATYPE_NULL, peer, tag + 6, peer, tag + 6,
+                                  MPI_COMM_WORLD, &st);
+        show_status("replace", rc, &st, MPI_INT);
+        MPI_Isendrecv(NULL, 0, MPI_DATATYPE_NULL, peer, tag + 7, NULL, 0, MPI_DATATYPE_NULL, peer,
+                      tag + 7, MPI_COMM_WORLD, &q);
+        /* MPICH 4.0.2's own MPI_Isendrecv leaves the status alone: rc only */
+        rc = MPI_Wait(&q, MPI_STATUS_IGNORE);
+        SAY("isendrecv rc=%d", error_class(rc));
+        MPI_Isendrecv_replace(NULL, 0, MPI_DATATYPE_NULL, peer, tag + 8, peer, tag + 8,
+                              MPI_COMM_WORLD, &q);
+        rc = MPI_Wait(&q, MPI_STATUS_IGNORE);
+        SAY("isendrecv_replace rc=%d", error_class(rc));
         /* persistent */
         if (me == 0) {
             MPI_Send_init(NULL, 0, MPI_DATATYPE_NULL, peer, tag + 5, MPI_COMM_WORLD, &q);
