@@ -74,6 +74,13 @@ pub fn stageable(buf: *const c_void, count: c_int, datatype: MPI_Datatype) -> Op
     if count < 0 {
         return None;
     }
+    // No data whatever the type: a program may pass any datatype with a
+    // zero count, `MPI_DATATYPE_NULL` included (MPICH's
+    // `part/nonblocking_pready` sends `NULL, 0, MPI_DATATYPE_NULL`), and
+    // querying that type is fatal under the default error handler.
+    if count == 0 {
+        return Some(0);
+    }
     let size = named_size(datatype)?;
     let bytes = (count as usize).checked_mul(size)?;
     (bytes <= STAGE && (bytes == 0 || !buf.is_null())).then_some(bytes)

@@ -706,6 +706,11 @@ fn pack(
     datatype: MPI_Datatype,
     comm: MPI_Comm,
 ) -> Result<(Vec<u8>, MPI_Count), c_int> {
+    // No data whatever the type, `MPI_DATATYPE_NULL` included, which
+    // `MPI_Pack_size` refuses (fatally, under the default handler).
+    if count == 0 {
+        return Ok((Vec::new(), 0));
+    }
     let mut size: MPI_Count = 0;
     // SAFETY: writes `size` only.
     let rc = unsafe { sys::PMPI_Pack_size_c(count, datatype, comm, &mut size) };

@@ -224,6 +224,11 @@ fn send_measured(
 
 /// Bytes of `count × datatype` (for the report), 0 when unknown.
 pub fn payload_bytes(count: c_int, datatype: MPI_Datatype) -> usize {
+    // A zero count may come with any type, `MPI_DATATYPE_NULL` included,
+    // whose query would be fatal (`datatype::stageable`).
+    if count <= 0 {
+        return 0;
+    }
     let mut size: sys::MPI_Count = 0;
     // SAFETY: writes `size` only. 64-bit: a large-count type's size may
     // exceed `int` (`large`).
