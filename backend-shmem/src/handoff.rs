@@ -51,6 +51,17 @@ impl Slot {
         self.0.with(|p| f(unsafe { &*p }))
     }
 
+    /// Stores a release's record, made by `f` in place.
+    ///
+    /// # Safety
+    /// As [`Slot::write`].
+    #[inline]
+    #[allow(unsafe_code)] // reason: see the safety section
+    pub unsafe fn write_with<R>(&self, f: impl FnOnce(&mut Record) -> R) -> R {
+        // SAFETY: the lock is held exclusively (module docs).
+        self.0.with_mut(|p| f(unsafe { &mut *p }))
+    }
+
     /// Stores a release's record.
     ///
     /// # Safety

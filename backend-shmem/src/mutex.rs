@@ -18,6 +18,7 @@ use heisen_core::Dependency;
 
 use crate::actions::actions;
 use crate::handoff::Slot;
+use crate::runtime::ActionId;
 use crate::sync::{self, LockResult, PoisonError, TryLockError, TryLockResult};
 use crate::thread::with_current;
 
@@ -55,8 +56,24 @@ impl<T> Mutex<T> {
 impl<T: ?Sized> Mutex<T> {
     /// Acquires the lock, blocking until it is free; the acquire merges
     /// the previous release (R8, R5).
+    ///
+    /// A lock that is free is taken at once, without a wait to measure:
+    /// no begin and end reads around std's acquire, one read or none
+    /// ([`Mutex::took`]). Only a lock found held is timed around the
+    /// blocking acquire.
     pub fn lock(&self) -> LockResult<MutexGuard<'_, T>> {
         let a = actions();
+        match self.inner.try_lock() {
+            Ok(guard) => {
+                self.took(a.mutex_acquire, a.mutex_acquire_crossed);
+                return Ok(self.guard(guard));
+            }
+            Err(TryLockError::Poisoned(p)) => {
+                self.took(a.mutex_acquire, a.mutex_acquire_crossed);
+                return Err(PoisonError::new(self.guard(p.into_inner())));
+            }
+            Err(TryLockError::WouldBlock) => {}
+        }
         let begin = with_current(|s| s.begin(a.mutex_acquire));
         let result = self.inner.lock();
         if let Some(begin) = begin {
@@ -119,12 +136,18 @@ impl<T: ?Sized> Mutex<T> {
     /// A successful `try_lock`: a merge that did not wait.
     fn taken(&self) {
         let a = actions();
+        self.took(a.mutex_try_acquire, a.mutex_try_acquire);
+    }
+
+    /// The merge of an acquire that took the lock at once
+    /// ([`taken_at_once`]), charging `own` or `other` (R1).
+    #[inline]
+    fn took(&self, own: ActionId, other: ActionId) {
         // SAFETY: the lock is held.
         #[allow(unsafe_code)] // reason: the slot's contract
         unsafe {
-            self.slot.with(|record| {
-                with_current(|s| s.merge_now(&[acquire_dependency(s, record)], a.mutex_try_acquire))
-            });
+            self.slot
+                .with(|record| with_current(|s| taken_at_once(s, record, own, other)));
         }
     }
 
@@ -177,13 +200,18 @@ impl<T: ?Sized> Drop for MutexGuard<'_, T> {
     #[inline]
     fn drop(&mut self) {
         let a = actions();
-        // R3: an unmeasured thread's release carries no record.
-        let record =
-            with_current(|s| s.release_split(a.mutex_release)).unwrap_or(crate::Record::EMPTY);
         // SAFETY: the lock is still held exclusively by this guard.
         #[allow(unsafe_code)] // reason: the slot's contract
         unsafe {
-            self.lock.slot.write(record);
+            self.lock.slot.write_with(|record| {
+                // Made where it is kept: the 240-byte record is not passed
+                // out through the thread-state call and copied again.
+                let stored = with_current(|s| s.release_split_into(a.mutex_release, record));
+                if stored.is_none() {
+                    // R3: an unmeasured thread's release carries no record.
+                    *record = crate::Record::EMPTY;
+                }
+            });
         }
         // SAFETY: dropped once, here; the guard is not used afterwards.
         #[allow(unsafe_code)] // reason: releasing the inner guard after the record is stored
@@ -265,6 +293,44 @@ pub(crate) fn crossed(s: &crate::ThreadState, record: &crate::Record) -> bool {
     record.flags.contains(heisen_core::Flags::DELAY) && record.location != s.kernel().id()
 }
 
+/// Whether `record` is the calling thread's own release, taken back, in
+/// the timestamped form: a merge of it can change nothing (see
+/// [`acquire_dependency`]).
+#[inline]
+pub fn takes_back(s: &crate::ThreadState, record: &crate::Record) -> bool {
+    let k = s.kernel();
+    record.location == k.id() && k.form() == heisen_core::Form::Timestamped
+}
+
+/// The merge of a lock's acquire that took the lock at once, without a
+/// wait (R8; R5 with `w = 0`), of the release in `record`: the thread's
+/// own release taken back is the charge of `own` alone, with no clock
+/// read ([`crate::ThreadState::merge_own`]); another thread's is merged
+/// at one clock read, charging `crossed` (R1: its record comes from the
+/// other core's cache), an unmeasured one's charging `own`.
+///
+/// The record in the lock is its last release's, so an own record means
+/// that no other thread held the lock since: every release stores one
+/// (an unmeasured thread's the empty record).
+#[inline]
+pub fn taken_at_once(
+    s: &mut crate::ThreadState,
+    record: &crate::Record,
+    own: ActionId,
+    crossed_action: ActionId,
+) {
+    if takes_back(s, record) {
+        s.merge_own(own);
+    } else {
+        let action = if crossed(s, record) {
+            crossed_action
+        } else {
+            own
+        };
+        s.merge_now_split(&[handoff(record)], action);
+    }
+}
+
 /// What an acquire merges for the release in `record`. When the thread
 /// takes back a lock it released itself (the uncontended case), its own
 /// earlier record can change nothing — its approximated release and its
@@ -276,8 +342,7 @@ pub(crate) fn acquire_dependency<'a>(
     s: &crate::ThreadState,
     record: &'a crate::Record,
 ) -> Dependency<'a, { crate::SELECTED }> {
-    let k = s.kernel();
-    if record.location == k.id() && k.form() == heisen_core::Form::Timestamped {
+    if takes_back(s, record) {
         Dependency::immediate(&PATHLESS)
     } else {
         handoff(record)

@@ -311,6 +311,14 @@ impl ThreadState {
     /// The release at clock read `t`, charging `cost` after it.
     #[inline]
     fn release_costing(&mut self, t: u64, cost: u64) -> Record {
+        let mut record = Record::EMPTY;
+        self.release_costing_into(t, cost, &mut record);
+        record
+    }
+
+    /// [`Self::release_costing`] writing the record into `out`.
+    #[inline]
+    fn release_costing_into(&mut self, t: u64, cost: u64, out: &mut Record) {
         if self.monitor.is_some() {
             // Before the release, from the record it is about to make: its
             // path values are those after it (the release's cost changes
@@ -318,14 +326,13 @@ impl ThreadState {
             // through one more copy on every release, monitor or not.
             self.publish_release(t);
         }
-        let record = self.kernel.on_release_costing(t, cost).unwrap_or_else(|e| {
+        if let Err(e) = self.kernel.on_release_costing_into(t, cost, out) {
             self.errors.count(e);
-            Record::EMPTY
-        });
+            *out = Record::EMPTY;
+        }
         if t >= self.slow_at {
             self.periodic(t, false);
         }
-        record
     }
 
     /// The record a release now would carry, without releasing (R6 entry
@@ -408,6 +415,35 @@ impl ThreadState {
         self.merge_costing(t, t, deps, cost)
     }
 
+    /// A merge action that did not wait (a lock taken at once), its cost
+    /// split around its one clock read as a waiting one's is around its
+    /// two (R1): what falls before the read is charged before it.
+    #[inline]
+    pub fn merge_now_split(
+        &mut self,
+        deps: &[Dependency<'_, SELECTED>],
+        action: ActionId,
+    ) -> Merged {
+        let t = self.begin(action);
+        let cost = self.cost(action).inside;
+        self.merge_costing(t, t, deps, cost)
+    }
+
+    /// A merge action that did not wait, of a dependency that decides
+    /// nothing: the thread's own earlier release, taken back (an
+    /// uncontended lock). R5 with `w = 0` gives `a(e) = b - x`, and R7
+    /// leaves the path as it is (the record carries nothing the thread
+    /// has not passed), so the merge is R1's charge of `action`'s whole
+    /// cost alone, and needs no clock read: the next event's read closes
+    /// the interval that holds it (R2). Only in the timestamped form,
+    /// where an own record decides nothing (R4's `min` would take an
+    /// earlier, smaller delay back).
+    #[inline]
+    pub fn merge_own(&mut self, action: ActionId) {
+        debug_assert_eq!(self.kernel.form(), heisen_core::Form::Timestamped);
+        self.kernel.on_overhead(self.cost(action).whole);
+    }
+
     /// A release action (unlock, push, notify, spawn), its cost split
     /// around the clock read (R1): returns the record it carries (R3).
     #[inline]
@@ -417,6 +453,18 @@ impl ThreadState {
         self.kernel.on_overhead(cost.outside());
         let t = self.now();
         self.release_costing(t, cost.inside)
+    }
+
+    /// [`Self::release_split`] writing the record into `out` where it is
+    /// kept (a lock's hand-off slot): no copy of the 240-byte record
+    /// passes through the call.
+    #[inline]
+    pub fn release_split_into(&mut self, action: ActionId, out: &mut Record) {
+        self.refresh();
+        let cost = self.cost(action);
+        self.kernel.on_overhead(cost.outside());
+        let t = self.now();
+        self.release_costing_into(t, cost.inside, out);
     }
 
     /// The arrival at an n-to-n synchronisation (barrier): charges the part

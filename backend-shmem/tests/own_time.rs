@@ -94,3 +94,85 @@ fn an_acquire_of_another_threads_release_is_charged_the_crossed_hand_off() {
     assert_eq!(grown(&lock), 1_000, "the other thread's release");
     assert_eq!(grown(&lock), 5, "its own release, taken back");
 }
+
+/// The uncontended acquire's fast path (`mutex::taken_at_once` with the
+/// thread's own release: no clock read, the action's whole cost) leaves
+/// the thread where the timed merge of that same record leaves it when it
+/// did not wait (R5 with `w = 0`, R7 with the record's full path data):
+/// the same delay, and the same record at a later release — approximated
+/// time, path length, shares and nets.
+#[test]
+fn taking_back_an_own_release_without_a_clock_read_is_the_timed_merge() {
+    let rt = runtime();
+    let action = rt.action("test_take_back");
+    rt.set_cost(
+        action,
+        Cost {
+            whole: 9,
+            inside: 6,
+        },
+    );
+    // The timed merge's whole interval is the plain operation: no wait.
+    rt.set_own_time(action, u64::MAX / 4);
+    with_current(|s| {
+        let own = s.peek();
+        assert!(heisen_shmem::mutex::takes_back(s, &own), "its own record");
+        let start = s.kernel().clone();
+        let overhead = start.overhead();
+        // Both paths are followed by a release at one later clock read.
+        let later = s.now() + 1_000_000_000;
+
+        heisen_shmem::mutex::taken_at_once(s, &own, action, action);
+        assert_eq!(
+            s.kernel().last_measured(),
+            start.last_measured(),
+            "no clock read"
+        );
+        assert_eq!(s.kernel().overhead() - overhead, 9, "the whole cost");
+        let fast = s
+            .kernel_mut()
+            .on_release_costing(later, 0)
+            .expect("release");
+
+        *s.kernel_mut() = start;
+        let begin = s.begin(action);
+        s.end(begin, &[Dependency::immediate(&own)], action);
+        assert_eq!(s.kernel().overhead() - overhead, 9, "the same cost");
+        let timed = s
+            .kernel_mut()
+            .on_release_costing(later, 0)
+            .expect("release");
+
+        assert!(
+            fast.flags.contains(heisen_core::Flags::PATH),
+            "path data compared"
+        );
+        assert_eq!(fast, timed);
+    })
+    .expect("the thread is measured");
+}
+
+/// A lock this thread released last is taken back without a clock read
+/// (the fast path above), charged the uncontended acquire's whole cost.
+#[test]
+fn an_uncontended_lock_taken_back_reads_no_clock() {
+    let rt = runtime();
+    let lock = heisen_shmem::Mutex::new(0u64);
+    *lock.lock().expect("lock") += 1; // calibrates; stores this thread's release
+    // The cost the test above sets too (tests share the runtime).
+    let acquire = rt.action("mutex_acquire");
+    rt.set_cost(
+        acquire,
+        Cost {
+            whole: 5,
+            inside: 5,
+        },
+    );
+    let state =
+        || with_current(|s| (s.kernel().last_measured(), s.kernel().delay())).expect("measured");
+    let before = state();
+    let guard = lock.lock().expect("lock");
+    let after = state();
+    drop(guard);
+    assert_eq!(after, (before.0, before.1 + 5));
+}

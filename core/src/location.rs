@@ -688,35 +688,45 @@ impl<const K: usize, const D: usize> Location<K, D> {
     }
 
     fn record(&self, now: i64, clock: i64) -> Piggyback<K> {
+        let mut p = Piggyback::EMPTY;
+        self.record_into(now, clock, &mut p);
+        p
+    }
+
+    /// [`Location::record`] written into `p`, every field of it.
+    #[inline]
+    fn record_into(&self, now: i64, clock: i64, p: &mut Piggyback<K>) {
         let mut flags = Flags::DELAY;
         if self.form == Form::Timestamped {
             flags = flags.with(Flags::TIMESTAMP);
         }
-        let mut p = Piggyback {
-            flags,
-            location: self.id,
-            delay: self.delay,
-            approximated: now,
-            ..Piggyback::EMPTY
-        };
+        p.location = self.id;
+        p.delay = self.delay;
+        p.approximated = now;
         // R9: a stopped or not-yet-started location sends no path data.
-        if self.path_state == PathState::Active {
-            p.flags = p.flags.with(Flags::PATH);
-            p.longest = clock + self.longest;
-            p.transfer = self.transfer;
-            // The lazy representation materialised in place (see path_at).
-            for k in 0..K {
-                let open = self.active[k] > 0;
-                p.inclusive[k] = self.inclusive[k] + if open { clock } else { 0 };
-                p.net[k] = self.net[k] + if open { 0 } else { clock };
-            }
-            p.exclusive = self.exclusive;
-            let top = self.top_slot();
-            if top != NO_SLOT {
-                p.exclusive[usize::from(top)] += clock;
-            }
+        if self.path_state != PathState::Active {
+            p.flags = flags;
+            p.longest = 0;
+            p.transfer = 0;
+            p.inclusive = [0; K];
+            p.exclusive = [0; K];
+            p.net = [0; K];
+            return;
         }
-        p
+        p.flags = flags.with(Flags::PATH);
+        p.longest = clock + self.longest;
+        p.transfer = self.transfer;
+        // The lazy representation materialised in place (see path_at).
+        for k in 0..K {
+            let open = self.active[k] > 0;
+            p.inclusive[k] = self.inclusive[k] + if open { clock } else { 0 };
+            p.net[k] = self.net[k] + if open { 0 } else { clock };
+        }
+        p.exclusive = self.exclusive;
+        let top = self.top_slot();
+        if top != NO_SLOT {
+            p.exclusive[usize::from(top)] += clock;
+        }
     }
 
     /// A release at measured time `t` — send, unlock, barrier arrival,
@@ -740,6 +750,25 @@ impl<const K: usize, const D: usize> Location<K, D> {
         // R1: packing the piggyback is an instrumentation action.
         self.charge(cost);
         Ok(self.record(now, self.clock))
+    }
+
+    /// [`Location::on_release_costing`] writing the piggyback into `out`
+    /// (every field), where the caller keeps it: a lock's hand-off slot
+    /// is written once, not through a returned copy. On an error `out`
+    /// is left as it was.
+    #[inline]
+    pub fn on_release_costing_into(
+        &mut self,
+        t: u64,
+        cost: u64,
+        out: &mut Piggyback<K>,
+    ) -> Result<(), KernelError> {
+        self.check_time(t)?;
+        let now = self.advance(t, 0);
+        // R1: packing the piggyback is an instrumentation action.
+        self.charge(cost);
+        self.record_into(now, self.clock, out);
+        Ok(())
     }
 
     // ----- merges (R4, R5, R6, R7) ------------------------------------------

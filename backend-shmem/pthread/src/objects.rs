@@ -12,6 +12,7 @@ use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use heisen_core::Dependency;
 use heisen_shmem::condvar::Notices;
 use heisen_shmem::handoff::{Readers, Slot};
+use heisen_shmem::mutex::taken_at_once;
 use heisen_shmem::{Record, with_current};
 use libc::{pthread_cond_t, pthread_mutex_t, pthread_rwlock_t, timespec};
 
@@ -81,18 +82,49 @@ pub(crate) fn after_lock(st: &'static State, a: Acquiring, rc: c_int, waited: bo
     }
     e.owner.store(a.me, Ordering::Relaxed);
     e.depth.store(1, Ordering::Relaxed);
+    let lock = st.actions.mutex_lock;
     // SAFETY: the mutex is held by this thread.
-    let previous = unsafe { e.slot.read() };
-    let deps = [Dependency::immediate(&previous)];
-    if waited {
-        if let Some(begin) = a.begin {
-            with_current(|s| s.end(begin, &deps, st.actions.mutex_lock));
-        }
-    } else {
-        // A successful trylock charges the lock's whole cost: one clock
-        // read fewer than a lock, so a few ns over (no calibration of its own).
-        with_current(|s| s.merge_now(&deps, st.actions.mutex_lock));
+    unsafe {
+        e.slot.with(|previous| {
+            if !waited {
+                // A successful trylock: the path of a lock found free
+                // (`lock_at_once`), charged as the lock (no calibration
+                // of its own).
+                with_current(|s| taken_at_once(s, previous, lock, lock));
+            } else if let Some(begin) = a.begin {
+                with_current(|s| s.end(begin, &[Dependency::immediate(previous)], lock));
+            }
+        });
     }
+}
+
+/// An acquire that finds the mutex free: the original `trylock` takes it
+/// at once and the hand-off is merged without a wait (R8; R5 with
+/// `w = 0`): the thread's own release taken back with no clock read, any
+/// other at one (`heisen_shmem::mutex::taken_at_once`). `None` when the
+/// mutex is busy (or the thread holds it, or the original refused): the
+/// caller then takes the blocking path, which times the wait. `trylock`
+/// never blocks and is no cancellation point, so nothing unwinds here.
+pub(crate) fn lock_at_once(st: &'static State, m: *mut pthread_mutex_t) -> Option<c_int> {
+    let e = st.mutexes.get(m as usize)?;
+    let me = me();
+    if e.owner.load(Ordering::Relaxed) == me {
+        return None; // a recursive re-lock (or EDEADLK): the original's way
+    }
+    // SAFETY: the caller's argument, passed on.
+    let rc = unsafe { real::pthread_mutex_trylock(m) };
+    if rc != 0 && rc != libc::EOWNERDEAD {
+        return None;
+    }
+    e.owner.store(me, Ordering::Relaxed);
+    e.depth.store(1, Ordering::Relaxed);
+    let lock = st.actions.mutex_lock;
+    // SAFETY: the mutex is held by this thread.
+    unsafe {
+        e.slot
+            .with(|previous| with_current(|s| taken_at_once(s, previous, lock, lock)));
+    }
+    Some(rc)
 }
 
 /// Before an unlock: the release, stored for the next acquire (R3, R8).
@@ -112,10 +144,17 @@ pub(crate) fn before_unlock(st: &'static State, m: *mut pthread_mutex_t) {
 
 /// The outermost release of a mutex this thread holds.
 fn release_mutex(st: &'static State, e: &MutexState) {
-    let record =
-        with_current(|s| s.release_split(st.actions.mutex_unlock)).unwrap_or(Record::EMPTY);
     // SAFETY: the mutex is still held by this thread.
-    unsafe { e.slot.write(record) };
+    unsafe {
+        e.slot.write_with(|record| {
+            // Made in the slot (no copy of the 240-byte record); R3: an
+            // unmeasured thread's release carries none.
+            let released = with_current(|s| s.release_split_into(st.actions.mutex_unlock, record));
+            if released.is_none() {
+                *record = Record::EMPTY;
+            }
+        });
+    }
     e.depth.store(0, Ordering::Relaxed);
     e.owner.store(0, Ordering::Relaxed);
 }
@@ -145,6 +184,9 @@ pub unsafe extern "C-unwind" fn pthread_mutex_destroy(m: *mut pthread_mutex_t) -
 /// `pthread_mutex_lock`: merges the previous release (R8).
 #[unsafe(no_mangle)]
 pub unsafe extern "C-unwind" fn pthread_mutex_lock(m: *mut pthread_mutex_t) -> c_int {
+    if let Some(Some(rc)) = hook(|st| lock_at_once(st, m)) {
+        return rc;
+    }
     let a = hook(|st| before_lock(st, m)).flatten();
     // SAFETY: the caller's argument, passed on.
     let rc = unsafe { real::pthread_mutex_lock(m) };
