@@ -123,6 +123,10 @@ impl Sample {
 struct State {
     kind: ClockKind,
     conversion: Conversion,
+    /// The hot read is `rdtsc` and `conversion` (a TSC kind and
+    /// [`Clock::direct`]): one flag, so that `now` tests one byte of the
+    /// state it loads anyway instead of the kind and the clock's flag.
+    direct_tsc: bool,
 }
 
 /// The process clock.
@@ -172,7 +176,12 @@ impl Clock {
                 scale,
             }
         };
-        let state = Box::leak(Box::new(State { kind, conversion }));
+        let direct_tsc = direct && matches!(kind, ClockKind::Tsc | ClockKind::NodeTsc);
+        let state = Box::leak(Box::new(State {
+            kind,
+            conversion,
+            direct_tsc,
+        }));
         Clock {
             state: AtomicPtr::new(state),
             tsc,
@@ -199,8 +208,10 @@ impl Clock {
     #[inline]
     pub fn now(&self) -> u64 {
         let s = self.state();
+        if s.direct_tsc {
+            return s.conversion.at(read_tsc());
+        }
         match s.kind {
-            ClockKind::Tsc | ClockKind::NodeTsc if self.direct => s.conversion.at(read_tsc()),
             ClockKind::Tsc | ClockKind::NodeTsc => {
                 let raw = self.tsc.raw();
                 s.conversion.base_ns + self.tsc.delta_as_nanos(s.conversion.base_raw, raw)
@@ -261,6 +272,7 @@ impl Clock {
         let state = Box::leak(Box::new(State {
             kind: ClockKind::NodeTsc,
             conversion,
+            direct_tsc: true, // shareable: the clock reads the TSC directly
         }));
         self.state.store(state, Ordering::Release);
         Some(excess)

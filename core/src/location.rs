@@ -557,11 +557,19 @@ impl<const K: usize, const D: usize> Location<K, D> {
     }
 
     /// R7 exclusive shares: only the region on top of the stack grows.
-    #[inline]
+    /// The test is inlined, the switch is not: an enter or exit that keeps
+    /// the top slot (every pair of regions not selected) then makes no call
+    /// and keeps its frame's values in registers.
+    #[inline(always)]
     fn switch_top(&mut self, from: u8, to: u8) {
-        if from == to {
-            return;
+        if from != to {
+            self.switch_top_slots(from, to);
         }
+    }
+
+    /// [`Location::switch_top`] between two different slots.
+    #[inline(never)]
+    fn switch_top_slots(&mut self, from: u8, to: u8) {
         if from != NO_SLOT {
             let k = usize::from(from);
             self.exclusive[k] += self.clock; // freeze
