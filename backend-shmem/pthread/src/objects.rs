@@ -113,6 +113,12 @@ pub(crate) fn lock_at_once(st: &'static State, m: *mut pthread_mutex_t) -> Optio
     }
     // SAFETY: the caller's argument, passed on.
     let rc = unsafe { real::pthread_mutex_trylock(m) };
+    if rc == libc::ENOTRECOVERABLE {
+        // What the lock gives a robust mutex left inconsistent (POSIX);
+        // glibc's lock after a trylock that said so waits forever, so
+        // the answer is the trylock's, and nothing was acquired.
+        return Some(rc);
+    }
     if rc != 0 && rc != libc::EOWNERDEAD {
         return None;
     }
