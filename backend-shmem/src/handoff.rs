@@ -9,7 +9,9 @@
 //! concurrently, for the next writer.
 
 use crate::Record;
+use crate::runtime::ActionId;
 use crate::sync::{Mutex, UnsafeCell, const_unless_loom};
+use crate::thread::with_current;
 
 /// The record of a lock's last release, guarded by the lock it belongs to.
 #[derive(Debug)]
@@ -51,15 +53,23 @@ impl Slot {
         self.0.with(|p| f(unsafe { &*p }))
     }
 
-    /// Stores a release's record, made by `f` in place.
+    /// Stores the calling thread's release of `action` (R3, R8), made by
+    /// the thread's state where it is kept: the 240-byte record is not
+    /// passed out through the call and copied again. An unmeasured
+    /// thread's release carries no record (R3).
     ///
     /// # Safety
     /// As [`Slot::write`].
     #[inline]
     #[allow(unsafe_code)] // reason: see the safety section
-    pub unsafe fn write_with<R>(&self, f: impl FnOnce(&mut Record) -> R) -> R {
+    pub unsafe fn release_into(&self, action: ActionId) {
         // SAFETY: the lock is held exclusively (module docs).
-        self.0.with_mut(|p| f(unsafe { &mut *p }))
+        self.0.with_mut(|p| {
+            let record = unsafe { &mut *p };
+            if with_current(|s| s.release_split_into(action, record)).is_none() {
+                *record = Record::EMPTY;
+            }
+        });
     }
 
     /// Stores a release's record.

@@ -203,15 +203,7 @@ impl<T: ?Sized> Drop for MutexGuard<'_, T> {
         // SAFETY: the lock is still held exclusively by this guard.
         #[allow(unsafe_code)] // reason: the slot's contract
         unsafe {
-            self.lock.slot.write_with(|record| {
-                // Made where it is kept: the 240-byte record is not passed
-                // out through the thread-state call and copied again.
-                let stored = with_current(|s| s.release_split_into(a.mutex_release, record));
-                if stored.is_none() {
-                    // R3: an unmeasured thread's release carries no record.
-                    *record = crate::Record::EMPTY;
-                }
-            });
+            self.lock.slot.release_into(a.mutex_release);
         }
         // SAFETY: dropped once, here; the guard is not used afterwards.
         #[allow(unsafe_code)] // reason: releasing the inner guard after the record is stored

@@ -448,11 +448,9 @@ impl ThreadState {
     /// around the clock read (R1): returns the record it carries (R3).
     #[inline]
     pub fn release_split(&mut self, action: ActionId) -> Record {
-        self.refresh();
-        let cost = self.cost(action);
-        self.kernel.on_overhead(cost.outside());
-        let t = self.now();
-        self.release_costing(t, cost.inside)
+        let mut record = Record::EMPTY;
+        self.release_split_into(action, &mut record);
+        record
     }
 
     /// [`Self::release_split`] writing the record into `out` where it is

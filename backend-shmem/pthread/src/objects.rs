@@ -152,14 +152,7 @@ pub(crate) fn before_unlock(st: &'static State, m: *mut pthread_mutex_t) {
 fn release_mutex(st: &'static State, e: &MutexState) {
     // SAFETY: the mutex is still held by this thread.
     unsafe {
-        e.slot.write_with(|record| {
-            // Made in the slot (no copy of the 240-byte record); R3: an
-            // unmeasured thread's release carries none.
-            let released = with_current(|s| s.release_split_into(st.actions.mutex_unlock, record));
-            if released.is_none() {
-                *record = Record::EMPTY;
-            }
-        });
+        e.slot.release_into(st.actions.mutex_unlock);
     }
     e.depth.store(0, Ordering::Relaxed);
     e.owner.store(0, Ordering::Relaxed);
