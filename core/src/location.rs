@@ -753,11 +753,9 @@ impl<const K: usize, const D: usize> Location<K, D> {
     /// notify, spawn) are calibrated one by one (R1).
     #[inline]
     pub fn on_release_costing(&mut self, t: u64, cost: u64) -> Result<Piggyback<K>, KernelError> {
-        self.check_time(t)?;
-        let now = self.advance(t, 0);
-        // R1: packing the piggyback is an instrumentation action.
-        self.charge(cost);
-        Ok(self.record(now, self.clock))
+        let mut p = Piggyback::EMPTY;
+        self.on_release_costing_into(t, cost, &mut p)?;
+        Ok(p)
     }
 
     /// [`Location::on_release_costing`] writing the piggyback into `out`
