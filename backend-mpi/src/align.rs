@@ -5,8 +5,8 @@
 //! - **One clock per node** ([`node_clock`]). Each process's own TSC clock
 //!   scales the TSC by its own calibration: measured here, two processes'
 //!   were 14–840 µs apart at start and drifted 80–190 ppm apart. So at
-//!   `MPI_Init` the node's first rank (`MPI_Comm_split_type
-//!   (MPI_COMM_TYPE_SHARED)`, rank 0 of it) calibrates the TSC against
+//!   `MPI_Init` the node's first rank (the lowest world rank of the
+//!   node, found by `node`) calibrates the TSC against
 //!   `CLOCK_MONOTONIC` over at least [`NODE_SPAN_NS`] (from its clock's
 //!   start sample) and broadcasts one conversion (scale, TSC base, ns
 //!   base) to the node; every rank installs the same numbers
@@ -61,6 +61,7 @@ use heisen_shmem::clock::{ClockKind, Conversion, Sample};
 use heisen_shmem::runtime::Runtime;
 use heisen_shmem::{Config, Record};
 
+use crate::node::Group;
 use crate::quiet;
 use crate::sys::{self, MPI_Comm};
 
@@ -182,7 +183,10 @@ impl Clock {
     }
 }
 
-static STATE: Mutex<Option<(Clock, MPI_Comm)>> = Mutex::new(None);
+/// What alignment measured, heisen's communicator, and the node whose
+/// leader's offsets this rank takes (ranks of one node clock on several
+/// nodes).
+static STATE: Mutex<Option<(Clock, MPI_Comm, Option<Group>)>> = Mutex::new(None);
 
 fn now() -> u64 {
     heisen_shmem::runtime().now()
@@ -363,43 +367,23 @@ fn leader_conversion(rt: &Runtime) -> [u64; 5] {
 /// rank's index `node_rank` in it); see the module's first point. `None`
 /// where the node keeps its clocks (a rank cannot share the TSC, or an MPI
 /// error); collective over `node` either way.
-fn node_clock(node: MPI_Comm, node_rank: c_int) -> Option<NodeClock> {
+fn node_clock(node: &Group) -> Option<NodeClock> {
     let rt = heisen_shmem::runtime();
     let clock = rt.clock();
     let wanted = matches!(rt.config().clock, None | Some(ClockKind::NodeTsc));
-    let mine: i32 = i32::from(wanted && clock.shareable());
-    let mut all: i32 = 0;
-    let ok = |rc: c_int| (rc == sys::success()).then_some(());
-    // SAFETY: one int each, on heisen's node communicator.
-    unsafe {
-        ok(quiet::allreduce(
-            (&raw const mine).cast::<c_void>(),
-            (&raw mut all).cast::<c_void>(),
-            1,
-            sys::RSMPI_INT32_T,
-            sys::RSMPI_MIN,
-            node,
-        ))?;
-    }
-    if all == 0 {
+    let mut all = [i64::from(wanted && clock.shareable())];
+    if !node.allreduce_i64(&mut all, i64::min) || all[0] == 0 {
         return None;
     }
-    let mut numbers = if node_rank == 0 {
-        leader_conversion(rt)
+    let mut numbers = if node.rank() == 0 {
+        leader_conversion(rt).map(|n| n as i64)
     } else {
         [0; 5]
     };
-    // SAFETY: five u64 from the leader, on heisen's node communicator.
-    unsafe {
-        ok(quiet::bcast(
-            numbers.as_mut_ptr().cast::<c_void>(),
-            5,
-            sys::RSMPI_UINT64_T,
-            0,
-            node,
-        ))?;
+    if !node.bcast_i64(&mut numbers) {
+        return None;
     }
-    let [valid, base_raw, base_ns, scale, span_ns] = numbers;
+    let [valid, base_raw, base_ns, scale, span_ns] = numbers.map(|n| n as u64);
     if valid == 0 {
         return None;
     }
@@ -409,19 +393,11 @@ fn node_clock(node: MPI_Comm, node_rank: c_int) -> Option<NodeClock> {
         scale,
     };
     let gap = clock.gap(&conversion);
-    let mut largest: i64 = 0;
-    // SAFETY: one i64 each, on heisen's node communicator.
-    unsafe {
-        ok(quiet::allreduce(
-            (&raw const gap).cast::<c_void>(),
-            (&raw mut largest).cast::<c_void>(),
-            1,
-            sys::RSMPI_INT64_T,
-            sys::RSMPI_MAX,
-            node,
-        ))?;
+    let mut largest = [gap];
+    if !node.allreduce_i64(&mut largest, i64::max) {
+        return None;
     }
-    let shift = largest.saturating_add(SWITCH_MARGIN_NS as i64).max(0) as u64;
+    let shift = largest[0].saturating_add(SWITCH_MARGIN_NS as i64).max(0) as u64;
     conversion.base_ns += shift;
     let excess = clock.switch_to(conversion)?;
     Some(NodeClock {
@@ -441,14 +417,10 @@ static NODE_CLOCK: Mutex<Option<NodeClock>> = Mutex::new(None);
 /// Every call completes without spinning (`quiet`). Errors leave the rank
 /// unaligned, never failing the program's `MPI_Init`.
 pub fn at_init(rank: c_int, size: c_int, made: crate::startup::Node) {
-    let crate::startup::Node {
-        world: comm,
-        mut node,
-        node_rank,
-        node_ranks,
-    } = made;
+    let crate::startup::Node { world: comm, node } = &made;
+    let (comm, node_ranks) = (*comm, node.size());
     // one TSC conversion for the node before anything is measured with it
-    let installed = node_clock(node, node_rank);
+    let installed = node_clock(node);
     *NODE_CLOCK.lock().unwrap_or_else(|p| p.into_inner()) = installed;
     let node_shared = installed.is_some();
     // every rank must make the same number of round trips: the fewer
@@ -481,12 +453,12 @@ pub fn at_init(rank: c_int, size: c_int, made: crate::startup::Node) {
     let rounds = if shared { CHECK_ROUNDS } else { ROUNDS };
     let at_init = now();
     let mut measured = measure(comm, rank, size, rounds);
-    if node_shared && !one_node {
-        // ranks of one node keep one clock: all take their leader's offset
+    // ranks of one node keep one clock: all take their leader's offset,
+    // at `MPI_Init` and at `MPI_Finalize`
+    let leaders = (node_shared && !one_node).then(|| node.clone());
+    if let Some(node) = &leaders {
         measured = node_leaders(node, measured);
     }
-    // SAFETY: our own communicator, no longer needed.
-    unsafe { sys::PMPI_Comm_free(&mut node) };
     let mut clock = Clock {
         aligned: measured.is_some(),
         one_node,
@@ -505,39 +477,33 @@ pub fn at_init(rank: c_int, size: c_int, made: crate::startup::Node) {
             APPLIED.store(offset, Ordering::Relaxed);
         }
     }
-    *STATE.lock().unwrap_or_else(|p| p.into_inner()) = Some((clock, comm));
+    *STATE.lock().unwrap_or_else(|p| p.into_inner()) = Some((clock, comm, leaders));
 }
 
 /// The node leader's measured offset and round trip, for every rank of
 /// its node (`None` on every rank where the leader's measurement failed).
-fn node_leaders(node: MPI_Comm, mine: Option<(i64, u64)>) -> Option<(i64, u64)> {
+fn node_leaders(node: &Group, mine: Option<(i64, u64)>) -> Option<(i64, u64)> {
     let mut numbers: [i64; 3] = match mine {
         Some((offset, rtt)) => [1, offset, rtt as i64],
         None => [0; 3],
     };
-    // SAFETY: three i64 from the node's first rank, on heisen's node communicator.
-    let rc = unsafe {
-        quiet::bcast(
-            numbers.as_mut_ptr().cast::<c_void>(),
-            3,
-            sys::RSMPI_INT64_T,
-            0,
-            node,
-        )
-    };
-    (rc == sys::success() && numbers[0] == 1).then(|| (numbers[1], numbers[2] as u64))
+    (node.bcast_i64(&mut numbers) && numbers[0] == 1).then(|| (numbers[1], numbers[2] as u64))
 }
 
 /// At `MPI_Finalize` (every rank, collectively): measures the offsets
 /// again (the drift) and frees heisen's communicator.
 pub fn at_finalize(rank: c_int, size: c_int) {
     let mut state = STATE.lock().unwrap_or_else(|p| p.into_inner());
-    let Some((clock, comm)) = state.as_mut() else {
+    let Some((clock, comm, leaders)) = state.as_mut() else {
         return;
     };
     if clock.aligned && clock.at_final.is_none() {
         clock.at_final = Some(now());
-        if let Some((offset, rtt)) = measure(*comm, rank, size, clock.rounds) {
+        let mut measured = measure(*comm, rank, size, clock.rounds);
+        if let Some(node) = leaders.take() {
+            measured = node_leaders(&node, measured);
+        }
+        if let Some((offset, rtt)) = measured {
             clock.offset_final = Some(offset);
             clock.rtt_final = Some(rtt);
         }
@@ -555,7 +521,7 @@ pub fn clock() -> Option<Clock> {
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .as_ref()
-        .map(|(c, _)| *c)
+        .map(|(c, ..)| *c)
 }
 
 /// The report's `clock` object for this rank.

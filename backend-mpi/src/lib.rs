@@ -32,6 +32,7 @@
 //! | [`probe`] | `Probe`, `Iprobe`, `Mprobe`, `Improbe`: fixed statuses |
 //! | [`fortran08`] | MPICH's `mpi_f08` procedures that call `PMPI_*` directly (completions, probes, starts, `Type_free`, communicators, barriers, `Init`): the binding's conversion, then the C wrappers |
 //! | [`bsend`] | `Buffer_attach`/`_detach`: room for the records of buffered sends |
+//! | [`node`] | the ranks of this rank's node, from one `Iallgather` of node keys (no communicator made), and set-up's node-wide broadcasts and reductions over them |
 //! | [`startup`] | `MPI_Init`'s part after `PMPI_Init`: one calibration per node handed to its ranks (R1), then the clock alignment; how long each part took |
 //! | [`report`] | each rank's report at `MPI_Finalize`, rank 0's merged run report and summary |
 //!
@@ -64,6 +65,7 @@ pub mod fortran08;
 pub mod isendrecv;
 pub mod large;
 pub mod merge;
+pub mod node;
 pub mod nonblocking;
 pub mod p2p;
 pub mod pcontrol;

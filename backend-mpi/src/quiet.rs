@@ -78,6 +78,35 @@ pub unsafe fn allreduce(
     started(rc, request)
 }
 
+/// `MPI_Allgather` of `count` elements of one type per rank, completed
+/// by [`wait`].
+///
+/// # Safety
+/// As `MPI_Allgather`'s arguments, with one count and type for both sides.
+pub unsafe fn allgather(
+    send: *const c_void,
+    recv: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    comm: MPI_Comm,
+) -> c_int {
+    let mut request = sys::request_null();
+    // SAFETY: the caller's arguments; completed before returning.
+    let rc = unsafe {
+        sys::PMPI_Iallgather(
+            send,
+            count,
+            datatype,
+            recv,
+            count,
+            datatype,
+            comm,
+            &mut request,
+        )
+    };
+    started(rc, request)
+}
+
 /// `MPI_Bcast`, completed by [`wait`].
 ///
 /// # Safety

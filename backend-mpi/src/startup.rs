@@ -7,10 +7,10 @@
 //! collective (MPICH does) while the others still calibrate: set-up
 //! stretched to seconds, and each calibration timed the scheduler as
 //! much as the actions. By default (`HEISEN_MPI_CALIBRATION=node`) the
-//! node's first rank (rank 0 of `MPI_Comm_split_type
-//! (MPI_COMM_TYPE_SHARED)`) calibrates while the node's other ranks wait
-//! without spinning (a nonblocking broadcast polled with sleeps in
-//! between), and every rank of the node installs the same costs: the
+//! node's first rank (the lowest world rank of the node, `node`)
+//! calibrates while the node's other ranks wait without spinning (a
+//! nonblocking receive polled with sleeps in between), and every rank of
+//! the node installs the same costs: the
 //! actions are the same code on the same machine (R1: 000 §2, 002
 //! §5.3.1 — the cost of an action where it runs). Each rank's report
 //! gives the costs it charged and, in `mpi.startup.calibration`, that
@@ -21,13 +21,14 @@
 //! and a program whose `MPI_Init` is not intercepted (a Fortran binding
 //! heisen does not define) calibrates each process on first use.
 
-use core::ffi::{c_int, c_void};
+use core::ffi::c_int;
 use core::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use heisen_shmem::clock::monotonic_ns;
 use heisen_shmem::runtime::{Calibrated, existing};
 
+use crate::node::Group;
 use crate::quiet;
 use crate::setup::{Mpi, ensure, guarded};
 use crate::sys::{self, MPI_Comm};
@@ -106,13 +107,8 @@ pub fn at_init() {
     let node = split_node();
     let t1 = monotonic_ns();
     NODE_SPLIT_NS.store(t1 - t0, Ordering::Relaxed);
-    let m = match node {
-        Some(Node {
-            node,
-            node_rank,
-            node_ranks,
-            ..
-        }) => calibrate_on_node(mode, node, node_rank, node_ranks),
+    let m = match &node {
+        Some(Node { node, .. }) => calibrate_on_node(mode, node),
         None => {
             note(Source::Own {
                 reason: Some("the node's communicator could not be made"),
@@ -131,8 +127,8 @@ pub fn at_init() {
         m.runtime.note(p);
     }
     // every rank is here: the clock alignment's ping-pongs (R5), on the
-    // communicators made above (one split at `MPI_Init`, not two). Without
-    // them the rank stays unaligned, and its report says so.
+    // duplicate and node found above (once at `MPI_Init`, not twice).
+    // Without them the rank stays unaligned, and its report says so.
     if let Some(node) = node {
         timed(&ALIGN_NS, || {
             guarded(|| crate::align::at_init(m.rank, m.size, node))
@@ -149,79 +145,56 @@ fn heisen_disabled() -> bool {
     }
 }
 
-/// heisen's own communicators, made once at `MPI_Init`.
-#[derive(Clone, Copy, Debug)]
+/// heisen's own communicator and this rank's node, found once at
+/// `MPI_Init`.
+#[derive(Clone, Debug)]
 pub struct Node {
     /// A duplicate of `MPI_COMM_WORLD` (alignment keeps it until
-    /// `MPI_Finalize`).
+    /// `MPI_Finalize`); the node's messages travel on it too.
     pub world: MPI_Comm,
-    /// The ranks that share memory with this one, split from `world`
-    /// with the world rank as key.
-    pub node: MPI_Comm,
-    /// This rank's index in `node`.
-    pub node_rank: c_int,
-    /// The size of `node`.
-    pub node_ranks: c_int,
+    /// The ranks of this rank's node (`node`).
+    pub node: Group,
 }
 
 impl Node {
-    /// Frees both communicators (nothing may be in flight on them).
+    /// Frees the duplicate (nothing may be in flight on it).
     pub fn free(self) {
-        let (mut world, mut node) = (self.world, self.node);
-        // SAFETY: heisen's own communicators, not used after this.
-        unsafe {
-            sys::PMPI_Comm_free(&mut node);
-            sys::PMPI_Comm_free(&mut world);
+        let mut world = self.world;
+        // SAFETY: heisen's own communicator, not used after this.
+        unsafe { sys::PMPI_Comm_free(&mut world) };
+    }
+}
+
+/// This rank's [`Node`]: one duplicate (`MPI_Comm_idup`) and one gather
+/// of node keys (`node`), both completed without spinning, shared by
+/// calibration and alignment.
+fn split_node() -> Option<Node> {
+    let (mut rank, mut size) = (0, 0);
+    // SAFETY: the MPI is initialised.
+    unsafe {
+        sys::PMPI_Comm_rank(sys::comm_world(), &mut rank);
+        sys::PMPI_Comm_size(sys::comm_world(), &mut size);
+    }
+    let world = quiet::dup(sys::comm_world())?;
+    match Group::find(world, rank, size) {
+        Some(node) => Some(Node { world, node }),
+        None => {
+            let mut world = world;
+            // SAFETY: heisen's duplicate, unused.
+            unsafe { sys::PMPI_Comm_free(&mut world) };
+            None
         }
     }
 }
 
-/// This rank's [`Node`]: one duplicate (`MPI_Comm_idup`, waited for
-/// without spinning) and one split, shared by calibration and alignment.
-fn split_node() -> Option<Node> {
-    let mut rank = 0;
-    // SAFETY: the MPI is initialised.
-    unsafe { sys::PMPI_Comm_rank(sys::comm_world(), &mut rank) };
-    let world = quiet::dup(sys::comm_world())?;
-    let (mut node, mut node_rank, mut node_ranks) = (sys::comm_world(), 0, 0);
-    // SAFETY: heisen's duplicate; each call writes its out-parameter.
-    let ok = unsafe {
-        sys::PMPI_Comm_split_type(
-            world,
-            sys::RSMPI_COMM_TYPE_SHARED,
-            rank,
-            sys::RSMPI_INFO_NULL,
-            &mut node,
-        ) == sys::success()
-            && sys::PMPI_Comm_rank(node, &mut node_rank) == sys::success()
-            && sys::PMPI_Comm_size(node, &mut node_ranks) == sys::success()
-    };
-    if !ok {
-        let mut world = world;
-        // SAFETY: heisen's duplicate, unused.
-        unsafe { sys::PMPI_Comm_free(&mut world) };
-        return None;
-    }
-    Some(Node {
-        world,
-        node,
-        node_rank,
-        node_ranks,
-    })
-}
-
 /// The node's first rank calibrates and broadcasts its costs; the others
 /// install them (module docs). Collective over `node`.
-fn calibrate_on_node(
-    mode: Mode,
-    node: MPI_Comm,
-    node_rank: c_int,
-    node_ranks: c_int,
-) -> Option<&'static Mpi> {
+fn calibrate_on_node(mode: Mode, node: &Group) -> Option<&'static Mpi> {
+    let node_ranks = node.size();
     // A rank whose runtime exists keeps its costs; one that asked for
     // its own calibration makes it before the broadcast, as it would alone.
     let keeps_own = existing().is_some() || mode == Mode::PerProcess;
-    if node_rank == 0 {
+    if node.rank() == 0 {
         let m = timed(&CALIBRATION_NS, ensure);
         let costs = match m {
             Some(m) if mode == Mode::Node => guarded(|| m.runtime.calibrated()),
@@ -273,93 +246,52 @@ fn calibrate_on_node(
 
 /// The first rank's side: broadcasts `costs` (nothing when `None`) with
 /// its world rank, then learns how many ranks took them.
-fn share(node: MPI_Comm, costs: Option<&Calibrated>) -> c_int {
-    let bytes = costs
+fn share(node: &Group, costs: Option<&Calibrated>) -> c_int {
+    let mut body = costs
         .and_then(|c| serde_json::to_vec(c).ok())
         .unwrap_or_default();
-    let mut world_rank = 0;
-    // SAFETY: the MPI is initialised.
-    unsafe { sys::PMPI_Comm_rank(sys::comm_world(), &mut world_rank) };
-    let mut head = [bytes.len() as u64, world_rank as u64];
-    let mut body = bytes;
-    if broadcast_head(node, &mut head) && !body.is_empty() {
-        // SAFETY: `head[0]` bytes from the first rank, on heisen's node
-        // communicator.
-        unsafe {
-            quiet::bcast(
-                body.as_mut_ptr().cast::<c_void>(),
-                body.len() as c_int,
-                sys::byte(),
-                0,
-                node,
-            )
-        };
+    let mut head = [body.len() as i64, i64::from(node.first())];
+    if node.bcast_i64(&mut head) && !body.is_empty() {
+        node.bcast(&mut body);
     }
     count_taken(node, true)
 }
 
 /// The other ranks' side: the first rank's costs (if it shared any) and
 /// its world rank.
-fn receive(node: MPI_Comm) -> (Option<Calibrated>, c_int) {
-    let mut head = [0u64; 2];
-    if !broadcast_head(node, &mut head) {
+///
+/// The first rank's `[body length, world rank]` comes first; the ranks
+/// that wait for it do so without spinning (`quiet`), leaving the cores to
+/// the rank calibrating.
+fn receive(node: &Group) -> (Option<Calibrated>, c_int) {
+    let mut head = [0i64; 2];
+    if !node.bcast_i64(&mut head) {
         return (None, -1);
     }
     let [len, from] = head;
+    let Ok(len) = usize::try_from(len) else {
+        return (None, from as c_int);
+    };
     if len == 0 {
         return (None, from as c_int);
     }
-    let mut body = vec![0u8; len as usize];
-    // SAFETY: `len` bytes from the first rank, on heisen's node communicator.
-    let rc = unsafe {
-        quiet::bcast(
-            body.as_mut_ptr().cast::<c_void>(),
-            len as c_int,
-            sys::byte(),
-            0,
-            node,
-        )
-    };
-    let costs = (rc == sys::success())
+    let mut body = vec![0u8; len];
+    let costs = node
+        .bcast(&mut body)
         .then(|| serde_json::from_slice(&body).ok())
         .flatten();
     (costs, from as c_int)
 }
 
-/// The first rank's `[body length, world rank]`, broadcast on `node`;
-/// the ranks that wait for it do so without spinning (`quiet`), leaving
-/// the cores to the rank calibrating.
-fn broadcast_head(node: MPI_Comm, head: &mut [u64; 2]) -> bool {
-    // SAFETY: two u64 from the first rank on heisen's node communicator.
-    let rc = unsafe {
-        quiet::bcast(
-            head.as_mut_ptr().cast::<c_void>(),
-            2,
-            sys::RSMPI_UINT64_T,
-            0,
-            node,
-        )
-    };
-    rc == sys::success()
-}
-
 /// How many ranks of `node` installed the first rank's costs (`taken`
 /// on this rank); the sum, on every rank.
-fn count_taken(node: MPI_Comm, taken: bool) -> c_int {
-    let mine = c_int::from(taken);
-    let mut all: c_int = 0;
-    // SAFETY: one int each, on heisen's node communicator.
-    let rc = unsafe {
-        quiet::allreduce(
-            (&raw const mine).cast::<c_void>(),
-            (&raw mut all).cast::<c_void>(),
-            1,
-            sys::RSMPI_INT32_T,
-            sys::RSMPI_SUM,
-            node,
-        )
-    };
-    if rc == sys::success() { all } else { 0 }
+fn count_taken(node: &Group, taken: bool) -> c_int {
+    let mut all = [i64::from(taken)];
+    if node.allreduce_i64(&mut all, |a, b| a + b) {
+        all[0] as c_int
+    } else {
+        0
+    }
 }
 
 fn note(source: Source) {

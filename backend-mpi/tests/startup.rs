@@ -99,3 +99,68 @@ fn an_unknown_calibration_mode_is_told_and_the_node_calibrates() {
         "{stderr}"
     );
 }
+
+/// One machine run as two nodes (`HEISEN_NODE`, interleaved in world
+/// order: ranks 0 and 2 on `a`, 1 and 3 on `b`): each node's first rank
+/// calibrates for its node and the other takes its costs; each node
+/// installs its own TSC conversion (or keeps the monotonic clock), so the
+/// ranks do not share one clock and every rank applies an offset, the
+/// node's leader's (R5, alignment across nodes). The rest of heisen's
+/// MPI tests run on one node; this is the set-up of several.
+#[test]
+fn two_nodes_on_one_machine_calibrate_and_align_apart() {
+    let dir = scratch("startup-two-nodes");
+    let exe = build("startup", &dir);
+    let out = dir.join("out");
+    std::fs::create_dir_all(&out).expect("output directory");
+    let run = common::run_on_nodes(&exe, &["a", "b", "a", "b"], Some(&library()), &out, &out);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "startup failed: {stderr}");
+    assert!(stderr.is_empty(), "nothing on stderr: {stderr}");
+    let reports: Vec<Value> = (0..4)
+        .map(|r| {
+            let text = std::fs::read_to_string(out.join(format!("heisen.rank{r}.json")))
+                .expect("rank report");
+            serde_json::from_str(&text).expect("rank report is JSON")
+        })
+        .collect();
+    let calibration = |r: usize| reports[r]["mpi"]["startup"]["calibration"].clone();
+    for first in [0, 1] {
+        let own = calibration(first);
+        assert_eq!(own["how"], "per-process", "rank {first}: {own}");
+        assert_eq!(
+            own["reason"],
+            Value::Null,
+            "rank {first} calibrated for its node"
+        );
+        assert_eq!(own["shared_with"], 2, "rank {first}: {own}");
+        let other = first + 2;
+        let from = calibration(other);
+        assert_eq!(from["how"], "node", "rank {other}: {from}");
+        assert_eq!(from["source_rank"], first, "rank {other}: {from}");
+        assert_eq!(from["node_ranks"], 2, "rank {other}: {from}");
+        assert_eq!(
+            costs(&reports[other]),
+            costs(&reports[first]),
+            "rank {other} charges rank {first}'s costs"
+        );
+    }
+    let clock = |r: usize| reports[r]["mpi"]["clock"].clone();
+    for r in 0..4 {
+        let c = clock(r);
+        assert_eq!(c["aligned"], Value::Bool(true), "rank {r}: {c}");
+        assert_eq!(c["one_node"], Value::Bool(false), "rank {r}: {c}");
+        assert_eq!(c["node_ranks"], 2, "rank {r}: {c}");
+        assert_eq!(c["one_clock"], Value::Bool(false), "rank {r}: {c}");
+        assert_eq!(c["offset_applied"], Value::Bool(true), "rank {r}: {c}");
+        assert!(c["error_ns"].as_u64().is_some(), "rank {r}: {c}");
+    }
+    assert_eq!(clock(0)["offset_init_ns"].as_i64(), Some(0));
+    // a node keeps one clock: its second rank takes its leader's offset,
+    // at MPI_Init and again at MPI_Finalize
+    for (member, leader) in [(2, 0), (3, 1)] {
+        for key in ["offset_init_ns", "offset_final_ns", "rtt_init_ns"] {
+            assert_eq!(clock(member)[key], clock(leader)[key], "{key}");
+        }
+    }
+}

@@ -78,10 +78,38 @@ pub(crate) fn run_with(
     args: &[&str],
     vars: &[(&str, &str)],
 ) -> Output {
-    require("mpiexec");
+    let mut cmd = mpiexec(preload, lines, output, vars);
+    cmd.arg("-n").arg(ranks.to_string()).arg(exe).args(args);
     let _one = RUNS.lock().unwrap_or_else(|p| p.into_inner());
+    cmd.output().expect("mpiexec runs")
+}
+
+/// As [`run_with`], one rank per entry of `nodes`, each with that
+/// `HEISEN_NODE` (MPMD: `-n 1 -env HEISEN_NODE a exe : -n 1 …`), so
+/// that one machine runs the set-up of several nodes.
+pub(crate) fn run_on_nodes(
+    exe: &Path,
+    nodes: &[&str],
+    preload: Option<&Path>,
+    lines: &Path,
+    output: &Path,
+) -> Output {
+    let mut cmd = mpiexec(preload, lines, output, &[]);
+    for (i, node) in nodes.iter().enumerate() {
+        if i > 0 {
+            cmd.arg(":");
+        }
+        cmd.args(["-n", "1", "-env", "HEISEN_NODE", node]).arg(exe);
+    }
+    let _one = RUNS.lock().unwrap_or_else(|p| p.into_inner());
+    cmd.output().expect("mpiexec runs")
+}
+
+/// `mpiexec` with the interposer (or not), `vars` for every rank, and
+/// the tests' environment; the ranks come after.
+fn mpiexec(preload: Option<&Path>, lines: &Path, output: &Path, vars: &[(&str, &str)]) -> Command {
+    require("mpiexec");
     let mut cmd = Command::new("mpiexec");
-    cmd.arg("-n").arg(ranks.to_string());
     if let Some(lib) = preload {
         cmd.arg("-genv").arg("LD_PRELOAD").arg(lib);
     }
@@ -89,14 +117,12 @@ pub(crate) fn run_with(
         cmd.arg("-genv").arg(name).arg(value);
     }
     // cargo's LD_LIBRARY_PATH would put stale copies of libraries first.
-    cmd.arg(exe)
-        .args(args)
-        .env_remove("LD_LIBRARY_PATH")
+    cmd.env_remove("LD_LIBRARY_PATH")
         .env_remove("HEISEN_SUMMARY")
+        .env_remove("HEISEN_NODE")
         .env("HEISEN_OUTPUT", output)
-        .env("TRANSPARENCY_OUT", lines)
-        .output()
-        .expect("mpiexec runs")
+        .env("TRANSPARENCY_OUT", lines);
+    cmd
 }
 
 /// Whether this machine's processes can share one TSC conversion: the CPU's
