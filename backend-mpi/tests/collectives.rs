@@ -143,12 +143,22 @@ fn fortran_program(name: &str) -> PathBuf {
 /// Runs `exe` on `ranks` ranks, preloaded when `output` names a report
 /// directory; returns stdout (checked: exit 0, nothing on stderr).
 fn run(exe: &Path, ranks: u32, output: Option<&Path>, env: &[(&str, &str)]) -> Vec<u8> {
+    run_on(exe, &Nodes::One(ranks), output, env)
+}
+
+/// Where the ranks of a run are: all on this machine's node, or one rank
+/// per entry, each on the node its `HEISEN_NODE` names.
+enum Nodes<'a> {
+    One(u32),
+    Named(&'a [&'a str]),
+}
+
+fn run_on(exe: &Path, nodes: &Nodes, output: Option<&Path>, env: &[(&str, &str)]) -> Vec<u8> {
     // one mpiexec at a time: MPICH's ranks busy-poll, and the tests run
     // in parallel threads on a machine of two cores
     static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let mut cmd = Command::new("mpiexec");
-    cmd.arg("-n").arg(ranks.to_string());
     if let Some(dir) = output {
         cmd.arg("-genv")
             .arg("LD_PRELOAD")
@@ -160,7 +170,22 @@ fn run(exe: &Path, ranks: u32, output: Option<&Path>, env: &[(&str, &str)]) -> V
             cmd.arg("-genv").arg(k).arg(v);
         }
     }
-    cmd.arg(exe).env_remove("HEISEN_DISABLE");
+    let ranks = match nodes {
+        Nodes::One(ranks) => {
+            cmd.arg("-n").arg(ranks.to_string()).arg(exe);
+            *ranks
+        }
+        Nodes::Named(names) => {
+            for (i, node) in names.iter().enumerate() {
+                if i > 0 {
+                    cmd.arg(":");
+                }
+                cmd.args(["-n", "1", "-env", "HEISEN_NODE", node]).arg(exe);
+            }
+            names.len() as u32
+        }
+    };
+    cmd.env_remove("HEISEN_DISABLE").env_remove("HEISEN_NODE");
     let out = cmd.output().expect("run mpiexec");
     let what = format!("{} on {ranks} ranks", exe.display());
     check(&out, &what);
@@ -397,6 +422,37 @@ fn clock_alignment_is_reported_per_rank() {
             clock["offset_final_ns"].as_i64().is_some(),
             "rank {r}: {clock}"
         );
+    }
+}
+
+/// The same programs with their ranks on two nodes (`HEISEN_NODE`, one
+/// machine, interleaved: ranks 0 and 2 on `a`, 1 and 3 on `b`): each
+/// node has its own clock, so every record crossing nodes is shifted by
+/// the measured offsets (`align::to_common`, `to_local`, R5). Output
+/// byte for byte the plain run's, compensated never above measured.
+#[test]
+fn collectives_and_communicators_are_transparent_across_two_nodes() {
+    let nodes = ["a", "b", "a", "b"];
+    for name in ["collectives.c", "comm.c", "unseen_silent.c"] {
+        let exe = c_program(name);
+        let plain = run(&exe, 4, None, &[]);
+        let dir = fresh_dir(&format!("nodes-{name}"));
+        let measured = run_on(&exe, &Nodes::Named(&nodes), Some(&dir), &[]);
+        assert_eq!(
+            String::from_utf8_lossy(&plain),
+            String::from_utf8_lossy(&measured),
+            "{name} on two nodes: output differs with the interposer"
+        );
+        for (r, report) in reports(&dir, 4).ranks.iter().enumerate() {
+            compensated_not_above_measured(report, &format!("{name} rank {r}"));
+            let clock = &mpi(report)["clock"];
+            assert_eq!(clock["one_node"], Value::Bool(false), "rank {r}: {clock}");
+            assert_eq!(
+                clock["offset_applied"],
+                Value::Bool(true),
+                "rank {r}: {clock}"
+            );
+        }
     }
 }
 
