@@ -16,7 +16,8 @@ use crate::setup::Mpi;
 use crate::status;
 use crate::sys::{self, MPI_Comm, MPI_Count, MPI_Datatype, MPI_Status};
 
-/// Merges what an exchange received (none from `MPI_PROC_NULL`).
+/// Merges what an exchange received (none from `MPI_PROC_NULL`); `seen`:
+/// the program sees `st` (its count is fixed).
 fn merge_in(
     m: &Mpi,
     region: &'static Named,
@@ -24,12 +25,13 @@ fn merge_in(
     wire: &Wire,
     rc: c_int,
     st: *mut MPI_Status,
+    seen: bool,
     source: c_int,
 ) {
     if !delivered(rc) || source == sys::proc_null() {
         return;
     }
-    if let Some(bytes) = status::fix(st)
+    if let Some(bytes) = status::fix_if(st, seen)
         && let Some(begin) = begin
     {
         let message = Received {
@@ -120,7 +122,7 @@ fn sendrecv(
         };
         datatype::free(send);
         datatype::free(recv);
-        merge_in(m, region, begin, &inw, rc, status, source);
+        merge_in(m, region, begin, &inw, rc, status, status::seen(st), source);
         rc
     })
 }
@@ -187,7 +189,16 @@ fn staged_sendrecv(
             }
         }
     }
-    merge_in(m, region, begin, &wire, rc, status, source);
+    merge_in(
+        m,
+        region,
+        begin,
+        &wire,
+        rc,
+        status,
+        status::seen(st),
+        source,
+    );
     rc
 }
 
@@ -254,7 +265,16 @@ fn sendrecv_replace(
             )
         };
         datatype::free(t);
-        merge_in(m, region, begin, &wire, rc, status, source);
+        merge_in(
+            m,
+            region,
+            begin,
+            &wire,
+            rc,
+            status,
+            status::seen(st),
+            source,
+        );
         rc
     })
 }
