@@ -243,7 +243,7 @@ fn finish_many(
     m: &Mpi,
     begin: Option<u64>,
     befores: &[MPI_Request],
-    mut taken: TakenList,
+    taken: &mut TakenList,
     sts: *mut MPI_Status,
     seen: bool,
     done: Done<'_>,
@@ -287,7 +287,7 @@ fn finish_many(
         }
         Done::Nothing => {}
     }
-    for (i, t) in taken.into_iter().enumerate() {
+    for (i, t) in taken.drain(..).enumerate() {
         if let Some(t) = t {
             table().put_back(befores[i], t);
         }
@@ -307,7 +307,8 @@ fn many(
     call: impl FnOnce(*mut MPI_Status) -> (c_int, Indices, bool),
 ) -> c_int {
     let befores = Befores::from_slice(requests(array, n));
-    let taken = table().take_all(&befores);
+    let mut taken = TakenList::new();
+    table().take_all(&befores, &mut taken);
     if taken.iter().all(Option::is_none) {
         return call(user_statuses).0;
     }
@@ -326,7 +327,7 @@ fn many(
         } else {
             Done::Some(&indices)
         };
-        finish_many(m, begin, &befores, taken, sts, seen, done, rc);
+        finish_many(m, begin, &befores, &mut taken, sts, seen, done, rc);
         rc
     })
 }
@@ -343,7 +344,8 @@ pub(crate) fn settle(
     wait: bool,
 ) -> (c_int, bool) {
     let befores = Befores::from_slice(array);
-    let taken = table().take_all(&befores);
+    let mut taken = TakenList::new();
+    table().take_all(&befores, &mut taken);
     let begin = merge::begin(m);
     let n = array.len() as c_int;
     // SAFETY: `array.len()` live requests and as many statuses.
@@ -358,7 +360,7 @@ pub(crate) fn settle(
     };
     let done = if all { Done::All(rc) } else { Done::Nothing };
     // isendrecv reads the inner statuses: fixed as the program's are
-    finish_many(m, begin, &befores, taken, sts, true, done, rc);
+    finish_many(m, begin, &befores, &mut taken, sts, true, done, rc);
     (rc, all)
 }
 

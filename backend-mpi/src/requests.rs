@@ -451,10 +451,11 @@ impl Table {
         take_from(&mut self.lock(), request)
     }
 
-    /// Takes the entries of `requests` (see [`Table::take`]).
-    pub fn take_all(&self, requests: &[MPI_Request]) -> TakenList {
+    /// Takes the entries of `requests` (see [`Table::take`]) into `into`
+    /// (filled in place: the list is too large to move cheaply).
+    pub fn take_all(&self, requests: &[MPI_Request], into: &mut TakenList) {
         let mut inner = self.lock();
-        requests.iter().map(|r| take_from(&mut inner, *r)).collect()
+        into.extend(requests.iter().map(|r| take_from(&mut inner, *r)));
     }
 
     /// Files a receive posted without a slot (the table was full): its
