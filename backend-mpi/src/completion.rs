@@ -11,35 +11,52 @@
 
 use core::ffi::c_int;
 
+use smallvec::SmallVec;
+
 use crate::merge::{self, Received, ReceivedList};
 use crate::p2p::delivered;
 use crate::region::{self, Named};
 use heisen_shmem::Record;
 
 use crate::piggyback::{LEN, Wire};
-use crate::requests::{Entry, Kind, Taken, table};
+use crate::requests::{Entry, Kind, Taken, TakenList, table};
 use crate::setup::{Mpi, ensure};
 use crate::status;
 use crate::sys::{self, MPI_Request, MPI_Status};
 
+/// The indices of the requests a multiple completion completed (no
+/// allocation up to eight).
+type Indices = SmallVec<[c_int; 8]>;
+
+/// The program's request handles as they were before a completion call
+/// (no allocation up to eight).
+type Befores = SmallVec<[MPI_Request; 8]>;
+
+/// Statuses heisen supplies where the program passed
+/// `MPI_STATUSES_IGNORE` (no allocation up to four).
+type Scratch = SmallVec<[MPI_Status; 4]>;
+
 /// Finishes one completed request whose outcome is `error` (its
 /// status's error or the call's code): its merge goes into `received`.
+/// `seen`: the program sees `st` (else it is heisen's scratch, whose count
+/// needs no fixing). Whether the request was cancelled is asked only
+/// where it matters (a receive, a hook), not for a send.
 fn finish(
     request: MPI_Request,
     taken: Taken,
     begin: Option<u64>,
     st: *mut MPI_Status,
+    seen: bool,
     error: c_int,
     received: &mut ReceivedList,
 ) {
-    let cancelled = status::cancelled(st);
     let Taken { index, entry } = taken;
     match &entry.kind {
-        Kind::Unmeasured if delivered(error) && !cancelled => {
+        Kind::Unmeasured if delivered(error) && !status::cancelled(st) => {
             status::fix(st);
         }
-        Kind::Recv { site, wildcard } if delivered(error) && !cancelled => {
-            if let Some(bytes) = status::fix(st)
+        Kind::Recv { site, wildcard } if delivered(error) && !status::cancelled(st) => {
+            if let Some(bytes) = status::fix_if(st, seen)
                 && let Some(record) = received_record(index, &entry, error, bytes)
             {
                 received.push(Received {
@@ -57,7 +74,7 @@ fn finish(
     if let Kind::Hook(_) = entry.kind {
         let Entry { kind, .. } = entry;
         if let Kind::Hook(hook) = kind {
-            hook.complete(begin.unwrap_or(0), st, cancelled);
+            hook.complete(begin.unwrap_or(0), st, status::cancelled(st));
         }
         table().release(index);
         return;
@@ -108,7 +125,7 @@ fn merge_all(m: &Mpi, begin: Option<u64>, received: &[Received]) {
 
 /// Statuses for `n` requests: the program's array, or `scratch` grown to
 /// `n` when it passed `MPI_STATUSES_IGNORE`.
-fn statuses(user: *mut MPI_Status, n: usize, scratch: &mut Vec<MPI_Status>) -> *mut MPI_Status {
+fn statuses(user: *mut MPI_Status, n: usize, scratch: &mut Scratch) -> *mut MPI_Status {
     if user.is_null() || user == sys::statuses_ignore() || user == sys::status_ignore() {
         scratch.resize(n, sys::empty_status());
         scratch.as_mut_ptr()
@@ -154,7 +171,8 @@ fn single(
             return rc;
         }
         let mut received = ReceivedList::new();
-        finish(before, taken, begin, st, rc, &mut received);
+        let seen = status::seen(user_status);
+        finish(before, taken, begin, st, seen, rc, &mut received);
         merge_all(m, begin, &received);
         rc
     })
@@ -225,8 +243,9 @@ fn finish_many(
     m: &Mpi,
     begin: Option<u64>,
     befores: &[MPI_Request],
-    mut taken: Vec<Option<Taken>>,
+    taken: &mut TakenList,
     sts: *mut MPI_Status,
+    seen: bool,
     done: Done<'_>,
     rc: c_int,
 ) {
@@ -234,7 +253,7 @@ fn finish_many(
     let mut complete =
         |i: usize, st: *mut MPI_Status, error: c_int, received: &mut ReceivedList| {
             if let Some(t) = taken.get_mut(i).and_then(Option::take) {
-                finish(befores[i], t, begin, st, error, received);
+                finish(befores[i], t, begin, st, seen, error, received);
             }
         };
     match done {
@@ -268,7 +287,7 @@ fn finish_many(
         }
         Done::Nothing => {}
     }
-    for (i, t) in taken.into_iter().enumerate() {
+    for (i, t) in taken.drain(..).enumerate() {
         if let Some(t) = t {
             table().put_back(befores[i], t);
         }
@@ -285,16 +304,18 @@ fn many(
     n: c_int,
     user_statuses: *mut MPI_Status,
     status_count: usize,
-    call: impl FnOnce(*mut MPI_Status) -> (c_int, Vec<c_int>, bool),
+    call: impl FnOnce(*mut MPI_Status) -> (c_int, Indices, bool),
 ) -> c_int {
-    let befores: Vec<MPI_Request> = requests(array, n).to_vec();
-    let taken = table().take_all(&befores);
+    let befores = Befores::from_slice(requests(array, n));
+    let mut taken = TakenList::new();
+    table().take_all(&befores, &mut taken);
     if taken.iter().all(Option::is_none) {
         return call(user_statuses).0;
     }
     region::call(region, || {
-        let mut scratch = Vec::new();
+        let mut scratch = Scratch::new();
         let sts = statuses(user_statuses, status_count, &mut scratch);
+        let seen = scratch.is_empty();
         let begin = merge::begin(m);
         let (rc, indices, all) = call(sts);
         let done = if all {
@@ -306,7 +327,7 @@ fn many(
         } else {
             Done::Some(&indices)
         };
-        finish_many(m, begin, &befores, taken, sts, done, rc);
+        finish_many(m, begin, &befores, &mut taken, sts, seen, done, rc);
         rc
     })
 }
@@ -322,8 +343,9 @@ pub(crate) fn settle(
     sts: *mut MPI_Status,
     wait: bool,
 ) -> (c_int, bool) {
-    let befores = array.to_vec();
-    let taken = table().take_all(&befores);
+    let befores = Befores::from_slice(array);
+    let mut taken = TakenList::new();
+    table().take_all(&befores, &mut taken);
     let begin = merge::begin(m);
     let n = array.len() as c_int;
     // SAFETY: `array.len()` live requests and as many statuses.
@@ -337,7 +359,8 @@ pub(crate) fn settle(
         }
     };
     let done = if all { Done::All(rc) } else { Done::Nothing };
-    finish_many(m, begin, &befores, taken, sts, done, rc);
+    // isendrecv reads the inner statuses: fixed as the program's are
+    finish_many(m, begin, &befores, &mut taken, sts, true, done, rc);
     (rc, all)
 }
 
@@ -372,7 +395,7 @@ pub unsafe extern "C" fn MPI_Waitall(
         |s| {
             (
                 unsafe { sys::PMPI_Waitall(count, array, s) },
-                Vec::new(),
+                Indices::new(),
                 true,
             )
         },
@@ -400,7 +423,7 @@ pub unsafe extern "C" fn MPI_Testall(
         |s| {
             let rc = unsafe { sys::PMPI_Testall(count, array, flag, s) };
             let all = unsafe { *flag } != 0 || rc == sys::err_in_status();
-            (rc, Vec::new(), all)
+            (rc, Indices::new(), all)
         },
     )
 }
@@ -434,9 +457,9 @@ pub unsafe extern "C" fn MPI_Waitany(
         (
             rc,
             if i == sys::undefined() {
-                vec![]
+                Indices::new()
             } else {
-                vec![i]
+                Indices::from_slice(&[i])
             },
             false,
         )
@@ -459,7 +482,12 @@ pub unsafe extern "C" fn MPI_Testany(
         let rc = unsafe { sys::PMPI_Testany(count, array, index, flag, s) };
         let i = unsafe { *index };
         let done = unsafe { *flag } != 0 && i != sys::undefined();
-        (rc, if done { vec![i] } else { vec![] }, false)
+        let done = if done {
+            Indices::from_slice(&[i])
+        } else {
+            Indices::new()
+        };
+        (rc, done, false)
     })
 }
 
@@ -486,9 +514,9 @@ fn some(
             // SAFETY: the MPI wrote `outcount` and that many indices.
             let n = unsafe { *outcount };
             let done = if n == sys::undefined() || n <= 0 {
-                Vec::new()
+                Indices::new()
             } else {
-                unsafe { core::slice::from_raw_parts(indices, n as usize) }.to_vec()
+                Indices::from_slice(unsafe { core::slice::from_raw_parts(indices, n as usize) })
             };
             (rc, done, false)
         },

@@ -95,11 +95,33 @@ std::thread_local! {
         const { core::cell::Cell::new([None; 4]) };
 }
 
+std::thread_local! {
+    /// The named datatype [`named_size`] answered last on this thread: its
+    /// handle's bits and its size plus one (0: none yet). One compare for
+    /// a program that sends one type over and over, before [`NAMED`]'s
+    /// search (the same rule: only named types, so it never goes stale).
+    static LAST: core::cell::Cell<(u64, usize)> = const { core::cell::Cell::new((0, 0)) };
+}
+
 /// The size of a predefined (named) datatype, `None` for a derived one:
 /// two MPI queries the first time a thread meets the type, a lookup in
-/// [`NAMED`] afterwards.
+/// [`LAST`] or [`NAMED`] afterwards.
 #[inline]
 fn named_size(datatype: MPI_Datatype) -> Option<usize> {
+    let key = sys::key(datatype);
+    if let Ok((last, size)) = LAST.try_with(core::cell::Cell::get)
+        && size != 0
+        && last == key
+    {
+        return Some(size - 1);
+    }
+    let size = named_size_searched(datatype)?;
+    let _ = LAST.try_with(|c| c.set((key, size + 1)));
+    Some(size)
+}
+
+/// [`named_size`] past [`LAST`]: [`NAMED`], then the MPI.
+fn named_size_searched(datatype: MPI_Datatype) -> Option<usize> {
     let cached = NAMED.try_with(core::cell::Cell::get).ok();
     if let Some(&(_, size)) = cached
         .iter()

@@ -16,24 +16,27 @@ use crate::setup::Mpi;
 use crate::status;
 use crate::sys::{self, MPI_Comm, MPI_Count, MPI_Datatype, MPI_Status};
 
-/// Merges what an exchange received (none from `MPI_PROC_NULL`).
+/// Merges what an exchange received (none from `MPI_PROC_NULL`): the
+/// record in `wire` (none when it is not a whole record); `seen`: the
+/// program sees `st` (its count is fixed).
 fn merge_in(
     m: &Mpi,
     region: &'static Named,
     begin: Option<u64>,
-    wire: &Wire,
+    wire: &[u8],
     rc: c_int,
     st: *mut MPI_Status,
+    seen: bool,
     source: c_int,
 ) {
     if !delivered(rc) || source == sys::proc_null() {
         return;
     }
-    if let Some(bytes) = status::fix(st)
+    if let Some(bytes) = status::fix_if(st, seen)
         && let Some(begin) = begin
     {
         let message = Received {
-            record: merge::record_of(wire),
+            record: piggyback::unpack(wire),
             site: region.id(),
             wildcard: source == sys::any_source(),
             bytes,
@@ -120,7 +123,7 @@ fn sendrecv(
         };
         datatype::free(send);
         datatype::free(recv);
-        merge_in(m, region, begin, &inw, rc, status, source);
+        merge_in(m, region, begin, &inw, rc, status, status::seen(st), source);
         rc
     })
 }
@@ -172,12 +175,12 @@ fn staged_sendrecv(
             status,
         )
     };
-    let mut wire = piggyback::blank();
+    // the record decoded where it landed (no copy of it)
+    let mut wire: &[u8] = &[];
     if rc == sys::success()
         && source != sys::proc_null()
         && let Some(got) = status::wire_bytes(status).filter(|&g| g >= LEN)
     {
-        wire.copy_from_slice(&inb[..LEN]);
         let payload = (got - LEN).min(in_bytes);
         if payload > 0 {
             // SAFETY: the program's buffer holds `in_bytes` bytes of a
@@ -186,8 +189,9 @@ fn staged_sendrecv(
                 core::ptr::copy_nonoverlapping(inb[LEN..].as_ptr(), recvbuf.cast::<u8>(), payload);
             }
         }
+        wire = &inb[..LEN];
     }
-    merge_in(m, region, begin, &wire, rc, status, source);
+    merge_in(m, region, begin, wire, rc, status, status::seen(st), source);
     rc
 }
 
@@ -254,7 +258,16 @@ fn sendrecv_replace(
             )
         };
         datatype::free(t);
-        merge_in(m, region, begin, &wire, rc, status, source);
+        merge_in(
+            m,
+            region,
+            begin,
+            &wire,
+            rc,
+            status,
+            status::seen(st),
+            source,
+        );
         rc
     })
 }

@@ -102,17 +102,29 @@ pub fn received(m: &Mpi, begin: u64, messages: &[Received]) {
     guarded(|| with_current(|s| merge_on(s, m, begin, messages)));
 }
 
+/// The dependency on one received message (its record, the empty one
+/// where it carried none).
+fn dependency(r: &Received) -> Dependency<'_, { heisen_shmem::SELECTED }> {
+    Dependency::message(r.record.as_ref().unwrap_or(&Record::EMPTY), 0, 0)
+}
+
 fn merge_on(s: &mut heisen_shmem::ThreadState, m: &Mpi, begin: u64, messages: &[Received]) {
     // No allocation for the usual one to four messages of a completion,
-    // and no copy of their records (a record is 240 bytes with K = 8).
-    let deps: SmallVec<[Dependency<'_, { heisen_shmem::SELECTED }>; 4]> = messages
-        .iter()
-        .map(|r| Dependency::message(r.record.as_ref().unwrap_or(&Record::EMPTY), 0, 0))
-        .collect();
-    let merged = s.end(begin, &deps, m.actions.recv);
+    // and no copy of their records (a record is 240 bytes with K = 8);
+    // the usual one message without a list at all.
+    let one;
+    let many: SmallVec<[Dependency<'_, { heisen_shmem::SELECTED }>; 4]>;
+    let deps: &[Dependency<'_, { heisen_shmem::SELECTED }>] = if let [message] = messages {
+        one = [dependency(message)];
+        &one
+    } else {
+        many = messages.iter().map(dependency).collect();
+        &many
+    };
+    let merged = s.end(begin, deps, m.actions.recv);
     // the merge's end clock read (no second read)
     let end = s.kernel().last_measured();
-    for (j, (msg, dep)) in messages.iter().zip(&deps).enumerate() {
+    for (j, (msg, dep)) in messages.iter().zip(deps).enumerate() {
         let decided = merged.determined_by == Some(j) || (messages.len() == 1);
         let transfer = dep.transfer(begin, end);
         let peer = match msg.record {

@@ -301,7 +301,9 @@ fn blocking_recv(
                 {
                     let payload = got - LEN;
                     unstage(stage, got, buf, bytes);
-                    status::set_payload(status, payload);
+                    if status::seen(user_status) {
+                        status::set_payload(status, payload);
+                    }
                     (crate::piggyback::unpack(&stage[..LEN]), Some(payload))
                 } else if delivered(rc) {
                     // a truncation: MPICH wrote nothing; the staging bytes
@@ -336,7 +338,7 @@ fn blocking_recv(
             let begin = merge::begin(m);
             let rc = recv_joined(wire, buf, count, datatype, status, call);
             if delivered(rc)
-                && let Some(bytes) = status::fix(status)
+                && let Some(bytes) = status::fix_if(status, status::seen(user_status))
                 && let Some(begin) = begin
             {
                 // SAFETY: the MPI wrote the status.

@@ -14,11 +14,14 @@ use crate::sys::{self, MPI_Status};
 /// program ignores it.
 #[inline]
 pub fn or_scratch(user: *mut MPI_Status, scratch: &mut MPI_Status) -> *mut MPI_Status {
-    if user.is_null() || user == sys::status_ignore() {
-        scratch
-    } else {
-        user
-    }
+    if seen(user) { user } else { scratch }
+}
+
+/// Whether the program sees the status it passed (not
+/// `MPI_STATUS_IGNORE`).
+#[inline]
+pub fn seen(user: *mut MPI_Status) -> bool {
+    !user.is_null() && user != sys::status_ignore()
 }
 
 /// Bytes of the whole message a status describes, record included;
@@ -46,6 +49,19 @@ pub fn fix(status: *mut MPI_Status) -> Option<usize> {
     let payload = bytes.checked_sub(LEN)?;
     set_payload(status, payload);
     Some(payload)
+}
+
+/// [`fix`] where the program sees the status (`seen`); where it does not
+/// (it passed `MPI_STATUS_IGNORE` and the status is heisen's scratch),
+/// only the payload's bytes, the status left as the MPI wrote it: one MPI
+/// call fewer on the hot path.
+#[inline]
+pub fn fix_if(status: *mut MPI_Status, seen: bool) -> Option<usize> {
+    if seen {
+        fix(status)
+    } else {
+        wire_bytes(status)?.checked_sub(LEN)
+    }
 }
 
 /// Sets the status's count to `payload` bytes (the record excluded), for a
