@@ -365,7 +365,7 @@ impl<const K: usize, const D: usize> Location<K, D> {
         cost: Cost,
         skipped: impl FnMut(Exited),
     ) -> Result<Option<Exited>, KernelError> {
-        // The common case, inlined: `region` is the innermost frame and
+        // R2, the common case inlined: `region` is the innermost frame and
         // every open frame is kept, so nothing is above it to close (what
         // the general path below finds too: no frame above, the same exit).
         if self.lost_open == 0
