@@ -357,7 +357,32 @@ impl<const K: usize, const D: usize> Location<K, D> {
     /// or frames beyond the stack's capacity other than direct recursive
     /// calls are open (their regions are unknown), nothing is closed and
     /// the exit is handled as [`Location::on_exit_costing`] handles it.
+    #[inline]
     pub fn on_exit_unwinding_costing(
+        &mut self,
+        region: u32,
+        t: u64,
+        cost: Cost,
+        skipped: impl FnMut(Exited),
+    ) -> Result<Option<Exited>, KernelError> {
+        // R2, the common case inlined: `region` is the innermost frame and
+        // every open frame is kept, so nothing is above it to close (what
+        // the general path below finds too: no frame above, the same exit).
+        if self.lost_open == 0
+            && self
+                .stack
+                .last()
+                .is_some_and(|f| f.kind == FrameKind::Region && f.region == region)
+        {
+            return self.exit(region, FrameKind::Region, t, cost);
+        }
+        self.exit_unwinding(region, t, cost, skipped)
+    }
+
+    /// [`Location::on_exit_unwinding_costing`] when frames may be above
+    /// `region`, out of line.
+    #[inline(never)]
+    fn exit_unwinding(
         &mut self,
         region: u32,
         t: u64,
@@ -568,7 +593,7 @@ impl<const K: usize, const D: usize> Location<K, D> {
     }
 
     /// [`Location::switch_top`] between two different slots.
-    #[inline(never)]
+    #[inline]
     fn switch_top_slots(&mut self, from: u8, to: u8) {
         if from != NO_SLOT {
             let k = usize::from(from);
