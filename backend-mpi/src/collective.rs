@@ -22,7 +22,8 @@
 //! Collectives on intercommunicators are regions, not merged;
 //! neighbourhood collectives, persistent collectives (`*_init`) and the
 //! large-count `_c` bindings are not wrapped and pass straight to the MPI.
-//! A collective that returns an error skips the exchange.
+//! A collective that returns an error before communicating skips the
+//! exchange (`communicated`).
 
 use core::ffi::{c_int, c_void};
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -442,24 +443,46 @@ impl Buffers {
 
 /// Runs a blocking collective `call` on `comm` as region `region` with the
 /// merge of `shape` (R6). The extra exchange is made on every rank where
-/// heisen is set up, measured or not, so that every rank makes it.
+/// heisen is set up, measured or not, so that every rank makes it: also
+/// where the call failed while its data moved ([`communicated`]).
 pub fn blocking(
     region: &'static Named,
     comm: MPI_Comm,
     shape: Shape,
     call: impl FnOnce() -> c_int,
 ) -> c_int {
-    blocking_on(region, shape, call, || Some(comm))
+    blocking_on(region, shape, call, |rc| communicated(rc).then_some(comm))
+}
+
+/// Whether a collective that returned `rc` reached its communication on
+/// this rank, so that the other ranks' calls matched it: success, a
+/// truncated receive (`MPI_ERR_TRUNCATE`), or `MPI_ERR_OTHER`, by which
+/// MPICH tells the ranks below a failed one in its tree that the
+/// collective failed. Under `MPI_ERRORS_RETURN` a collective of lengths
+/// that differ between ranks fails on some ranks and succeeds on others
+/// (MPICH's `errors/coll/bcastlength`: the root succeeds, the others
+/// truncate); all of them must make the exchange or none, or the next
+/// collective on the communicator meets heisen's. Argument errors
+/// (`MPI_ERR_COUNT`, `_TYPE`, `_OP`, `_BUFFER`, `_ROOT`, `_COMM`) are
+/// raised before any communication, and there is no exchange.
+fn communicated(rc: c_int) -> bool {
+    if rc == sys::success() {
+        return true;
+    }
+    let mut class = 0;
+    // SAFETY: writes `class` only.
+    unsafe { sys::PMPI_Error_class(rc, &mut class) };
+    class == sys::err_truncate() || class == sys::err_other()
 }
 
 /// [`blocking`] with the exchange on the communicator `exchange_on` names
-/// after the call (a communicator the call created); `None` there makes
-/// the call a region only on this rank.
+/// from the call's return code (a communicator the call created); `None`
+/// there makes the call a region only on this rank.
 pub fn blocking_on(
     region: &'static Named,
     shape: Shape,
     call: impl FnOnce() -> c_int,
-    exchange_on: impl FnOnce() -> Option<MPI_Comm>,
+    exchange_on: impl FnOnce(c_int) -> Option<MPI_Comm>,
 ) -> c_int {
     if setup::ensure().is_none() {
         return call();
@@ -467,12 +490,7 @@ pub fn blocking_on(
     region::call(region, || {
         let arrival = arrive();
         let rc = call();
-        let comm = if rc == sys::success() {
-            exchange_on()
-        } else {
-            None
-        };
-        let Some(comm) = comm.filter(|&c| !is_inter(c)) else {
+        let Some(comm) = exchange_on(rc).filter(|&c| !is_inter(c)) else {
             UNMERGED.fetch_add(1, Ordering::Relaxed);
             return rc;
         };

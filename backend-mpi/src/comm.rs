@@ -25,8 +25,8 @@ use crate::sys::{self, MPI_Comm, MPI_Group, MPI_Info, MPI_Request};
 /// `*new`; `MPI_COMM_NULL` there (a rank left out) makes the call a
 /// region only on that rank, which is right: it took no part.
 fn on_new(region: &'static Named, new: *mut MPI_Comm, call: impl FnOnce() -> c_int) -> c_int {
-    blocking_on(region, Shape::NToN, call, || {
-        if new.is_null() {
+    blocking_on(region, Shape::NToN, call, |rc| {
+        if rc != sys::success() || new.is_null() {
             return None;
         }
         // SAFETY: the call succeeded, so the MPI wrote `*new`.

@@ -77,3 +77,25 @@ fn empty_messages_of_the_null_datatype_pass_in_every_shape() {
         assert!(lines.iter().any(|l| l == line), "{line} not in {lines:?}");
     }
 }
+
+/// MPICH's `errors/coll/bcastlength` (and `gatherlength`, the same with
+/// the root failing alone): under `MPI_ERRORS_RETURN`, a broadcast whose
+/// lengths differ between ranks fails on some ranks and succeeds on the
+/// root. heisen made its extra exchange only where the call succeeded;
+/// the ranks disagreed, the next broadcast returned `MPI_ERR_TRUNCATE` on
+/// ranks 1 to 3 and `MPI_Finalize` hung (MPICH's `bcastlength` aborted in
+/// it).
+#[test]
+fn collectives_that_fail_on_some_ranks_only_keep_the_ranks_in_step() {
+    let lines = same_both_ways("unseen_coll_lengths", 4);
+    for line in [
+        "r0 bcast long ok",
+        "r1 bcast long error",
+        "r3 bcast short error",
+        "r1 after bcast long allreduce rc=0 sum=10 bcast rc=0 word=42",
+        "r3 after bcast short allreduce rc=0 sum=10 bcast rc=0 word=42",
+        "r2 barrier rc=0",
+    ] {
+        assert!(lines.iter().any(|l| l == line), "{line} not in {lines:?}");
+    }
+}
