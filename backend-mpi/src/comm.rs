@@ -5,7 +5,8 @@
 //!
 //! | call | exchange on |
 //! |---|---|
-//! | `Comm_dup`, `Comm_dup_with_info`, `Comm_split`, `Comm_split_type`, `Comm_create` | the parent (every rank of it took part) |
+//! | `Comm_dup`, `Comm_dup_with_info`, `Comm_split`, `Comm_split_type` | the parent (every rank of it took part) |
+//! | `Comm_create` | the new communicator (the group; the others get `MPI_COMM_NULL`) |
 //! | `Comm_create_group` | the new communicator (only the group took part) |
 //! | `Intercomm_merge` | the new intracommunicator |
 //!
@@ -91,8 +92,15 @@ pub unsafe extern "C" fn MPI_Comm_split_type(
     })
 }
 
-/// `MPI_Comm_create` (§7.4.2): n-to-n on the parent (every rank of it
-/// calls, those outside the group get `MPI_COMM_NULL`).
+/// `MPI_Comm_create` (§7.4.2): every rank of the parent calls, those
+/// outside the group get `MPI_COMM_NULL`; n-to-n on the new communicator,
+/// among the group. Not on the parent: with a group that is not a subset
+/// of the parent's (MPICH's `errors/comm/ccreate1`), MPICH fails the call
+/// on the ranks inside the group and returns `MPI_COMM_NULL` on the
+/// others, and an exchange on the parent after success only waited for
+/// ever for the ranks that failed. On the new communicator every rank that
+/// holds it has succeeded. The ranks left out merge nothing: their wait
+/// for the group is lost to the critical path (a region only).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn MPI_Comm_create(
     comm: MPI_Comm,
@@ -101,7 +109,7 @@ pub unsafe extern "C" fn MPI_Comm_create(
 ) -> c_int {
     static REGION: Named = Named::new("MPI_Comm_create");
     // SAFETY: as above.
-    blocking(&REGION, comm, Shape::NToN, || unsafe {
+    on_new(&REGION, newcomm, || unsafe {
         sys::PMPI_Comm_create(comm, group, newcomm)
     })
 }

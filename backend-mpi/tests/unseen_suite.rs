@@ -99,3 +99,31 @@ fn collectives_that_fail_on_some_ranks_only_keep_the_ranks_in_step() {
         assert!(lines.iter().any(|l| l == line), "{line} not in {lines:?}");
     }
 }
+
+/// MPICH's `errors/comm/ccreate1`: `MPI_Comm_create` with a group that is
+/// not a subset of the parent fails on the ranks inside the group and
+/// returns `MPI_COMM_NULL` on the others. heisen made its extra exchange on
+/// the parent where the call succeeded, and those ranks waited in it for
+/// ever (ccreate1 hung at 8 ranks). It now exchanges on the new
+/// communicator; after an argument error there is still no exchange
+/// (`errors/coll/noalias` makes up the failed call). Argument errors on
+/// every rank (`MPI_OP_NULL`, a root out of range) must call the
+/// program's error handler once each, as without heisen.
+#[test]
+fn collectives_rejected_for_their_arguments_on_some_ranks_do_not_hang() {
+    let lines = same_both_ways("unseen_arg_errors", 4);
+    for line in [
+        "r0 create high from low rc=ok null=1",
+        "r1 create high from low rc=error null=0",
+        "r0 after create high allreduce rc=0 sum=3 barrier rc=0",
+        "r1 after create high allreduce rc=0 sum=3 barrier rc=0",
+        "r2 create odd from even rc=ok null=1",
+        "r2 after create odd allreduce rc=0 sum=4 barrier rc=0",
+        "r3 allreduce op null rc=9 handled=1",
+        "r3 bcast root 99 rc=7 handled=2 word=3",
+        "r0 after root 99 allreduce rc=0 sum=10 barrier rc=0",
+        "r1 handled 2",
+    ] {
+        assert!(lines.iter().any(|l| l == line), "{line} not in {lines:?}");
+    }
+}
