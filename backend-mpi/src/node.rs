@@ -101,6 +101,16 @@ impl Group {
                 )
             } == sys::success();
         }
+        if quiet::blocking_only() {
+            // one blocking send after another (`quiet`: fault tolerance)
+            return self.members[1..].iter().all(|&to| {
+                // SAFETY: `len` bytes of `buf` to a member of the node.
+                unsafe {
+                    quiet::send(buf.as_ptr().cast(), len, sys::byte(), to, TAG, self.comm)
+                        == sys::success()
+                }
+            });
+        }
         let mut requests = Vec::with_capacity(self.members.len());
         for &to in &self.members[1..] {
             let mut request = sys::request_null();

@@ -12,9 +12,19 @@
 //! core), then sleeps between tests, the sleeps growing to
 //! [`MAX_POLL_SLEEP_NS`]. The program's own calls are never made this
 //! way: only set-up's, whose latency nobody measures.
+//!
+//! Except under MPICH's fault tolerance (`MPIR_CVAR_ENABLE_FT`, and its
+//! older names `MPIR_PARAM_ENABLE_FT`, `MPICH_ENABLE_FT`): MPICH 4.0.2's
+//! ch4 device then aborts in `MPI_Test` or `MPI_Wait` of any request not
+//! yet complete ("Assertion failed in ... ch4_request.h at line 16"), a
+//! program's own included, so a correct program of blocking calls ran
+//! plain and aborted in heisen's `MPI_Init` (MPICH's `ft` tests,
+//! `comm/dup` with the variable set). Set-up's calls are then blocking
+//! ([`blocking_only`]).
 
 use core::ffi::{c_int, c_void};
 use core::time::Duration;
+use std::sync::OnceLock;
 
 use heisen_shmem::clock::monotonic_ns;
 
@@ -30,6 +40,31 @@ pub const FIRST_SLEEP_NS: u64 = 20_000;
 /// set-up noticeably, long enough that dozens of waiting ranks leave the
 /// cores to the ones the call waits for.
 pub const MAX_POLL_SLEEP_NS: u64 = 1_000_000;
+
+/// Whether MPICH runs with fault tolerance on, where heisen's own calls
+/// must be blocking (module docs). MPICH reads the variable as a boolean:
+/// `1`, `true`, `yes` or `on` (any case) turn it on (MPL's `env2bool`).
+pub fn blocking_only() -> bool {
+    static FT: OnceLock<bool> = OnceLock::new();
+    *FT.get_or_init(|| {
+        [
+            "MPIR_CVAR_ENABLE_FT",
+            "MPIR_PARAM_ENABLE_FT",
+            "MPICH_ENABLE_FT",
+        ]
+        .iter()
+        .find_map(|name| std::env::var(name).ok())
+        .is_some_and(|v| truthy(&v))
+    })
+}
+
+/// MPICH's reading of a boolean control variable's value.
+fn truthy(value: &str) -> bool {
+    let v = value.trim();
+    ["1", "true", "yes", "on"]
+        .iter()
+        .any(|t| v.eq_ignore_ascii_case(t))
+}
 
 /// Completes `request` (module docs). MPI's return code.
 pub fn wait(request: &mut MPI_Request) -> c_int {
@@ -72,6 +107,10 @@ pub unsafe fn allreduce(
     op: MPI_Op,
     comm: MPI_Comm,
 ) -> c_int {
+    if blocking_only() {
+        // SAFETY: the caller's arguments.
+        return unsafe { sys::PMPI_Allreduce(send, recv, count, datatype, op, comm) };
+    }
     let mut request = sys::request_null();
     // SAFETY: the caller's arguments; completed before returning.
     let rc = unsafe { sys::PMPI_Iallreduce(send, recv, count, datatype, op, comm, &mut request) };
@@ -90,6 +129,10 @@ pub unsafe fn allgather(
     datatype: MPI_Datatype,
     comm: MPI_Comm,
 ) -> c_int {
+    if blocking_only() {
+        // SAFETY: the caller's arguments.
+        return unsafe { sys::PMPI_Allgather(send, count, datatype, recv, count, datatype, comm) };
+    }
     let mut request = sys::request_null();
     // SAFETY: the caller's arguments; completed before returning.
     let rc = unsafe {
@@ -118,6 +161,10 @@ pub unsafe fn bcast(
     root: c_int,
     comm: MPI_Comm,
 ) -> c_int {
+    if blocking_only() {
+        // SAFETY: the caller's arguments.
+        return unsafe { sys::PMPI_Bcast(buffer, count, datatype, root, comm) };
+    }
     let mut request = sys::request_null();
     // SAFETY: the caller's arguments; completed before returning.
     let rc = unsafe { sys::PMPI_Ibcast(buffer, count, datatype, root, comm, &mut request) };
@@ -136,6 +183,10 @@ pub unsafe fn send(
     tag: c_int,
     comm: MPI_Comm,
 ) -> c_int {
+    if blocking_only() {
+        // SAFETY: the caller's arguments.
+        return unsafe { sys::PMPI_Send(buffer, count, datatype, dest, tag, comm) };
+    }
     let mut request = sys::request_null();
     // SAFETY: the caller's arguments; completed before returning.
     let rc = unsafe { sys::PMPI_Isend(buffer, count, datatype, dest, tag, comm, &mut request) };
@@ -154,6 +205,20 @@ pub unsafe fn recv(
     tag: c_int,
     comm: MPI_Comm,
 ) -> c_int {
+    if blocking_only() {
+        // SAFETY: the caller's arguments.
+        return unsafe {
+            sys::PMPI_Recv(
+                buffer,
+                count,
+                datatype,
+                source,
+                tag,
+                comm,
+                sys::status_ignore(),
+            )
+        };
+    }
     let mut request = sys::request_null();
     // SAFETY: the caller's arguments; completed before returning.
     let rc = unsafe { sys::PMPI_Irecv(buffer, count, datatype, source, tag, comm, &mut request) };
@@ -163,9 +228,29 @@ pub unsafe fn recv(
 /// A duplicate of `comm` (`MPI_Comm_idup`, completed by [`wait`]).
 pub fn dup(comm: MPI_Comm) -> Option<MPI_Comm> {
     let mut copy = sys::comm_world();
+    if blocking_only() {
+        // SAFETY: writes `copy` on success.
+        let rc = unsafe { sys::PMPI_Comm_dup(comm, &mut copy) };
+        return (rc == sys::success()).then_some(copy);
+    }
     let mut request = sys::request_null();
     // SAFETY: `copy` is valid once the request completes, which `started`
     // waits for.
     let rc = unsafe { sys::PMPI_Comm_idup(comm, &mut copy, &mut request) };
     (started(rc, request) == sys::success()).then_some(copy)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::truthy;
+
+    #[test]
+    fn fault_tolerance_values_read_as_mpich_reads_them() {
+        for on in ["1", "true", "TRUE", "Yes", "on", " 1 "] {
+            assert!(truthy(on), "{on}");
+        }
+        for off in ["0", "false", "no", "", "off", "2", "maybe"] {
+            assert!(!truthy(off), "{off}");
+        }
+    }
 }

@@ -193,13 +193,7 @@ fn windows_of_sends_completed_at_once_keep_the_request_table_small() {
     for ranks in [2, 3] {
         let lines = same_both_ways("unseen_windows", ranks);
         assert_eq!(lines.len(), ranks as usize, "{lines:?}");
-        // compare()'s scratch directory, not cleared by asking its path.
-        let dir = std::env::temp_dir()
-            .join(format!(
-                "heisen-mpi-{}-unseen-unseen_windows-{ranks}",
-                std::process::id()
-            ))
-            .join("reports");
+        let dir = common::scratch_path(&format!("unseen-unseen_windows-{ranks}")).join("reports");
         for rank in 0..ranks {
             let path = dir.join(format!("heisen.rank{rank}.json"));
             let text = std::fs::read_to_string(&path).expect("rank report");

@@ -8,13 +8,18 @@
 
 mod common;
 
-use common::compare;
+use common::compare_with;
 
 /// Runs `name` on `ranks` ranks both ways ([`common::compare`]); the plain
 /// run must succeed, and the run with heisen may not print even MPICH's
 /// abort line on its own. Returns the plain run's lines.
 fn same_both_ways(name: &str, ranks: u32) -> Vec<String> {
-    let (lines, plain, measured) = compare("suite", name, ranks);
+    same_both_ways_with(name, ranks, &[])
+}
+
+/// [`same_both_ways`] with environment variables for every rank.
+fn same_both_ways_with(name: &str, ranks: u32, vars: &[(&str, &str)]) -> Vec<String> {
+    let (lines, plain, measured) = compare_with("suite", name, ranks, vars);
     assert!(
         plain.status.success(),
         "{name} without heisen failed: {}",
@@ -126,4 +131,30 @@ fn collectives_rejected_for_their_arguments_on_some_ranks_do_not_hang() {
     ] {
         assert!(lines.iter().any(|l| l == line), "{line} not in {lines:?}");
     }
+}
+
+/// MPICH's `ft` tests, and `comm/dup` with `MPIR_CVAR_ENABLE_FT=1`: with
+/// fault tolerance on, MPICH 4.0.2 aborts in `MPI_Test` or `MPI_Wait` of
+/// any request not yet complete. heisen's `MPI_Init` polled a nonblocking
+/// `MPI_Comm_idup`, and a correct program of blocking calls aborted on
+/// every rank; heisen's own calls are now blocking when the variable is
+/// set. The report shows heisen measured the run.
+#[test]
+fn blocking_programs_run_with_mpich_fault_tolerance_on() {
+    let lines = same_both_ways_with("unseen_ft_env", 3, &[("MPIR_CVAR_ENABLE_FT", "1")]);
+    for line in [
+        "r0 sendrecv got 20",
+        "r1 large recv rc=0 source=0 tag=2 count=131072 elements=131072",
+        "r0 any source sum 5",
+        "r2 gathered [ 0 1 2 ]",
+        "r1 bcast 42 allreduce 3 half 1",
+    ] {
+        assert!(lines.iter().any(|l| l == line), "{line} not in {lines:?}");
+    }
+    let reports = common::scratch_path("suite-unseen_ft_env-3").join("reports");
+    assert!(
+        reports.join("heisen.mpi.json").exists(),
+        "no run report in {}",
+        reports.display()
+    );
 }

@@ -29,8 +29,15 @@ pub(crate) fn library() -> PathBuf {
     lib
 }
 
+/// The path of scratch directory `name` of this test process, as it is:
+/// where a finished [`compare`] left its reports.
+pub(crate) fn scratch_path(name: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("heisen-mpi-{}-{name}", std::process::id()))
+}
+
+/// Scratch directory `name` of this test process, emptied.
 pub(crate) fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("heisen-mpi-{}-{name}", std::process::id()));
+    let dir = scratch_path(name);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("scratch directory");
     dir
@@ -155,6 +162,16 @@ pub(crate) fn by_rank(lines: &Path, ranks: u32) -> Vec<String> {
 /// no stderr line of heisen's own (MPICH's `Abort(` line aside: it races
 /// with mpiexec). Returns the plain run's lines and both runs' outputs.
 pub(crate) fn compare(prefix: &str, name: &str, ranks: u32) -> (Vec<String>, Output, Output) {
+    compare_with(prefix, name, ranks, &[])
+}
+
+/// [`compare`] with environment variables for every rank, in both runs.
+pub(crate) fn compare_with(
+    prefix: &str,
+    name: &str,
+    ranks: u32,
+    vars: &[(&str, &str)],
+) -> (Vec<String>, Output, Output) {
     let dir = scratch(&format!("{prefix}-{name}-{ranks}"));
     let exe = build(name, &dir);
     let (plain_lines, measured_lines, reports) =
@@ -162,8 +179,16 @@ pub(crate) fn compare(prefix: &str, name: &str, ranks: u32) -> (Vec<String>, Out
     for d in [&plain_lines, &measured_lines, &reports] {
         std::fs::create_dir_all(d).expect("scratch directory");
     }
-    let plain = run(&exe, ranks, None, &plain_lines, &dir);
-    let measured = run(&exe, ranks, Some(&library()), &measured_lines, &reports);
+    let plain = run_with(&exe, ranks, None, &plain_lines, &dir, &[], vars);
+    let measured = run_with(
+        &exe,
+        ranks,
+        Some(&library()),
+        &measured_lines,
+        &reports,
+        &[],
+        vars,
+    );
     assert_eq!(
         measured.status.code(),
         plain.status.code(),
