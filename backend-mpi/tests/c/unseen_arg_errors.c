@@ -35,12 +35,25 @@ static void check(MPI_Comm comm, const char *after) {
         error_class(rc2));
 }
 
+/* MPI_Comm_create of `group` from `parent`, its outcome, then correct
+ * collectives on the parent. */
+static void create(MPI_Comm parent, MPI_Group group, const char *g, const char *p) {
+    MPI_Comm created = MPI_COMM_WORLD;
+    int rc = MPI_Comm_create(parent, group, &created);
+    SAY("create %s from %s rc=%s null=%d", g, p, rc == MPI_SUCCESS ? "ok" : "error",
+        rc == MPI_SUCCESS && created == MPI_COMM_NULL);
+    if (rc == MPI_SUCCESS && created != MPI_COMM_NULL) MPI_Comm_free(&created);
+    char after[64];
+    snprintf(after, sizeof after, "create %s", g);
+    check(parent, after);
+}
+
 int main(int argc, char **argv) {
     alarm(120);
     start(&argc, &argv);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
 
-    MPI_Comm low, even, created;
+    MPI_Comm low, even;
     MPI_Comm_split(MPI_COMM_WORLD, me < np / 2, np - me, &low);
     MPI_Comm_split(MPI_COMM_WORLD, me % 2, me, &even);
     MPI_Comm_set_errhandler(low, MPI_ERRORS_RETURN);
@@ -55,21 +68,11 @@ int main(int argc, char **argv) {
     /* the lower half creates from the upper three quarters: ranks in
      * both fail, the others get MPI_COMM_NULL */
     if (me < np / 2) {
-        created = MPI_COMM_WORLD;
-        int rc = MPI_Comm_create(low, high, &created);
-        SAY("create high from low rc=%s null=%d", rc == MPI_SUCCESS ? "ok" : "error",
-            rc == MPI_SUCCESS && created == MPI_COMM_NULL);
-        if (rc == MPI_SUCCESS && created != MPI_COMM_NULL) MPI_Comm_free(&created);
-        check(low, "create high");
+        create(low, high, "high", "low");
     }
     /* the even ranks create from the odd ones: none is in the group */
     if (me % 2 == 0) {
-        created = MPI_COMM_WORLD;
-        int rc = MPI_Comm_create(even, odd, &created);
-        SAY("create odd from even rc=%s null=%d", rc == MPI_SUCCESS ? "ok" : "error",
-            rc == MPI_SUCCESS && created == MPI_COMM_NULL);
-        if (rc == MPI_SUCCESS && created != MPI_COMM_NULL) MPI_Comm_free(&created);
-        check(even, "create odd");
+        create(even, odd, "odd", "even");
     }
 
     MPI_Comm counted;
