@@ -76,13 +76,27 @@ pub struct Builtin {
     pub thread_end: ActionId,
 }
 
+/// One action's cell in the runtime's table: its name and calibrated cost.
+/// A hot path may keep a reference to it (the table never moves) and read
+/// the cost with [`Action::cost`], without the id's lookup.
 #[derive(Debug)]
-struct Action {
+pub struct Action {
     name: OnceLock<String>,
     whole: AtomicU64,
     inside: AtomicU64,
     /// The plain operation's own time inside the action's wait (R5).
     own: AtomicU64,
+}
+
+impl Action {
+    /// The calibrated cost (R1; zero until calibrated).
+    #[inline]
+    pub fn cost(&self) -> Cost {
+        Cost {
+            whole: self.whole.load(Ordering::Relaxed),
+            inside: self.inside.load(Ordering::Relaxed),
+        }
+    }
 }
 
 /// The registry of thread states: [`MAX_THREADS`] slots, each reused once
@@ -372,6 +386,9 @@ pub struct Runtime {
     backend: Mutex<String>,
     report_name: Mutex<Option<String>>,
     finished: AtomicBool,
+    /// `config.disabled || finished`, kept as one flag so that a hot path
+    /// tests one byte (set with `finished`, never cleared).
+    off: AtomicBool,
     notes: Mutex<Vec<String>>,
     /// How each region path's costs were calibrated (R1 in situ).
     pairs: Mutex<Vec<crate::report::PairCalibration>>,
@@ -428,7 +445,9 @@ pub fn runtime() -> &'static Runtime {
     }
 }
 
-/// The runtime if it exists already (for exit handlers).
+/// The runtime if it exists already (for exit handlers, and the C API's
+/// hot paths, which leave a first call's start-up to their slow path).
+#[inline]
 pub fn existing() -> Option<&'static Runtime> {
     let p = RUNTIME.load(Ordering::Acquire);
     // SAFETY: as in `runtime`.
@@ -606,6 +625,7 @@ impl Runtime {
             backend: Mutex::new("shmem".to_owned()),
             report_name: Mutex::new(None),
             finished: AtomicBool::new(false),
+            off: AtomicBool::new(config.disabled),
             notes: Mutex::new(problems),
             pairs: Mutex::new(Vec::new()),
             probe_reference: AtomicU64::new(0),
@@ -654,6 +674,7 @@ impl Runtime {
     /// own when heisen is preloaded or linked there.
     pub fn stop_in_forked_child(&self) {
         self.finished.store(true, Ordering::Release);
+        self.off.store(true, Ordering::Release);
     }
 
     /// The configuration read at start-up.
@@ -670,7 +691,7 @@ impl Runtime {
     /// Whether nothing is measured: disabled, or the report was written.
     #[inline]
     pub fn is_off(&self) -> bool {
-        self.config.disabled || self.finished.load(Ordering::Acquire)
+        self.off.load(Ordering::Acquire)
     }
 
     /// The process clock, in ns (see [`crate::clock`]).
@@ -843,14 +864,17 @@ impl Runtime {
     /// The calibrated cost of `action`.
     #[inline]
     pub fn cost(&self, action: ActionId) -> Cost {
+        self.action_cell(action).cost()
+    }
+
+    /// The table's cell of `action`: it lives as long as the runtime, so a
+    /// hot path can keep it and read the cost without the lookup.
+    #[inline]
+    pub fn action_cell(&self, action: ActionId) -> &Action {
         const { assert!(MAX_ACTIONS.is_power_of_two()) };
         // Ids are below MAX_ACTIONS (`action`): the mask changes nothing
         // and spares the bounds check.
-        let a = &self.actions[usize::from(action.0) % MAX_ACTIONS];
-        Cost {
-            whole: a.whole.load(Ordering::Relaxed),
-            inside: a.inside.load(Ordering::Relaxed),
-        }
+        &self.actions[usize::from(action.0) % MAX_ACTIONS]
     }
 
     /// Sets the calibrated cost of `action` (R1); threads charge it from
@@ -1000,6 +1024,7 @@ impl Runtime {
         if self.config.disabled || self.finished.swap(true, Ordering::AcqRel) {
             return None;
         }
+        self.off.store(true, Ordering::Release);
         crate::thread::finish_current();
         let result = report::write(self);
         if let Err(e) = &result {

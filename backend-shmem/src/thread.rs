@@ -210,7 +210,7 @@ impl ThreadState {
     /// Enters region `region` charging `cost` instead of the calibrated
     /// enter: a path calibrated as its own action (the C API, a compiler
     /// hook; R1).
-    #[inline]
+    #[inline(always)]
     pub fn enter_costing(&mut self, region: u32, site: u32, cost: Cost) {
         if self.sampler.active() && self.skip_enter() {
             return;
@@ -227,7 +227,7 @@ impl ThreadState {
 
     /// Exits region `region` charging `cost` instead of the calibrated exit
     /// (R1); otherwise as [`ThreadState::exit`].
-    #[inline]
+    #[inline(always)]
     pub fn exit_costing(&mut self, region: u32, cost: Cost) -> Result<(), KernelError> {
         if self.skipped > 0 {
             self.skipped -= 1; // its enter was skipped (R1 tracked)
@@ -267,7 +267,7 @@ impl ThreadState {
     /// after a `longjmp` skipped the exits of the functions it left: those
     /// frames are closed at this exit, at no cost, and recorded (R2;
     /// `Location::on_exit_unwinding_costing`). Counted in the report.
-    #[inline]
+    #[inline(always)]
     pub fn exit_unwinding_costing(&mut self, region: u32, cost: Cost) -> Result<(), KernelError> {
         if self.skipped > 0 {
             self.skipped -= 1; // its enter was skipped (R1 tracked)
@@ -861,6 +861,14 @@ impl Drop for ExitGuard {
 /// is already under way on this thread.
 #[inline]
 pub fn with_current<R>(f: impl FnOnce(&mut ThreadState) -> R) -> Option<R> {
+    with_current_inline(f)
+}
+
+/// [`with_current`], always inlined: for a hot path's one out-of-line
+/// function (the C API's `enter_thread`), so that the thread's slot, the
+/// kernel and the statistics are one function with one prologue.
+#[inline(always)]
+pub fn with_current_inline<R>(f: impl FnOnce(&mut ThreadState) -> R) -> Option<R> {
     // This thread's slot, once registered with this copy of the runtime.
     let mut p = current::get();
     if p.is_null() {

@@ -357,7 +357,9 @@ impl<const K: usize, const D: usize> Location<K, D> {
     /// or frames beyond the stack's capacity other than direct recursive
     /// calls are open (their regions are unknown), nothing is closed and
     /// the exit is handled as [`Location::on_exit_costing`] handles it.
-    #[inline]
+    /// Always inlined: a compiler hook's exit calls it once per function,
+    /// and out of line it cost its caller a call and the frame's spills.
+    #[inline(always)]
     pub fn on_exit_unwinding_costing(
         &mut self,
         region: u32,

@@ -18,10 +18,12 @@
 //! and in accepting the scratch region id.
 
 use core::hint::black_box;
+use core::sync::atomic::{AtomicPtr, Ordering};
 use std::sync::OnceLock;
 
+use heisen_core::Cost;
 use heisen_shmem::calibrate::{self, Placement, SCRATCH_REGION};
-use heisen_shmem::runtime::{ActionId, Runtime};
+use heisen_shmem::runtime::{Action, ActionId, Runtime};
 use heisen_shmem::{Record, thread};
 
 use crate::{instrument, piggyback, region};
@@ -82,12 +84,64 @@ static ACTIONS: OnceLock<Actions> = OnceLock::new();
 /// The same ids while the calibration runs.
 static PROVISIONAL: OnceLock<Actions> = OnceLock::new();
 
+/// An action of a region hot path, whose cost cell is kept by reference.
+#[derive(Clone, Copy, Debug)]
+pub enum Hot {
+    /// `heisen_region_enter`.
+    Enter = 0,
+    /// `heisen_region_exit`.
+    Exit = 1,
+    /// `__cyg_profile_func_enter`.
+    HookEnter = 2,
+    /// `__cyg_profile_func_exit`.
+    HookExit = 3,
+}
+
+/// The cells of the hot actions in the runtime's table, each null until
+/// its ids are published: a hot path reads its cost through one pointer,
+/// and a null one sends it to its slow path (which calibrates).
+type HotCells = [AtomicPtr<Action>; 4];
+
+/// [`Hot`] cells of [`ACTIONS`], stored once they are published.
+static LIVE_HOT: HotCells = [const { AtomicPtr::new(core::ptr::null_mut()) }; 4];
+/// [`Hot`] cells of [`PROVISIONAL`].
+static PROVISIONAL_HOT: HotCells = [const { AtomicPtr::new(core::ptr::null_mut()) }; 4];
+
+/// Stores the cells of `actions`' hot actions (the runtime's table lives
+/// as long as the process).
+fn publish(cells: &HotCells, rt: &'static Runtime, actions: &Actions) {
+    let ids = [
+        actions.enter,
+        actions.exit,
+        actions.hook_enter,
+        actions.hook_exit,
+    ];
+    for (cell, id) in cells.iter().zip(ids) {
+        let p: *const Action = rt.action_cell(id);
+        cell.store(p.cast_mut(), Ordering::Release);
+    }
+}
+
+/// The cost of `which` if its cell is published: loads only, nothing that
+/// could panic (the hot paths rely on it, `region::enter_id`).
+#[inline(always)]
+fn hot_cost(cells: &HotCells, which: Hot) -> Option<Cost> {
+    let p = cells[which as usize].load(Ordering::Acquire);
+    // SAFETY: a non-null cell points into the leaked runtime's action
+    // table (`publish`), which is never freed.
+    #[allow(unsafe_code)] // reason: the published 'static cell
+    (!p.is_null()).then(|| unsafe { &*p }.cost())
+}
+
 /// How a hot path finds its actions and which region ids it accepts.
 pub trait Mode {
     /// The action ids to charge.
     fn actions(rt: &'static Runtime) -> &'static Actions;
     /// Whether `id` is a region the path may enter.
     fn known(rt: &Runtime, id: u32) -> bool;
+    /// The cost of hot action `which`, or `None` before its ids are
+    /// published (the caller then takes its slow path). Never panics.
+    fn hot_cost(which: Hot) -> Option<Cost>;
 }
 
 /// A program's call: the calibrated actions (calibrating first if needed).
@@ -111,17 +165,31 @@ impl Mode for Live {
     fn known(rt: &Runtime, id: u32) -> bool {
         rt.names().contains(id)
     }
+
+    #[inline(always)]
+    fn hot_cost(which: Hot) -> Option<Cost> {
+        hot_cost(&LIVE_HOT, which)
+    }
 }
 
 impl Mode for Calibrating {
     #[inline(always)]
     fn actions(rt: &'static Runtime) -> &'static Actions {
-        PROVISIONAL.get_or_init(|| Actions::register(rt))
+        PROVISIONAL.get_or_init(|| {
+            let actions = Actions::register(rt);
+            publish(&PROVISIONAL_HOT, rt, &actions);
+            actions
+        })
     }
 
     #[inline(always)]
     fn known(rt: &Runtime, id: u32) -> bool {
         rt.names().contains(id) || id == SCRATCH_REGION
+    }
+
+    #[inline(always)]
+    fn hot_cost(which: Hot) -> Option<Cost> {
+        hot_cost(&PROVISIONAL_HOT, which)
     }
 }
 
@@ -145,6 +213,7 @@ pub fn calibrate(rt: &'static Runtime) -> &'static Actions {
         // calling thread then runs unmeasured (thread::register_current).
         thread::with_stack_room(calibrate)
     });
+    publish(&LIVE_HOT, rt, actions);
     if registered {
         let pause = rt.now().saturating_sub(t0);
         // R1: a calibration pause adds its measured length.

@@ -27,11 +27,12 @@ use std::collections::HashMap;
 use std::panic::catch_unwind;
 use std::sync::{Mutex, MutexGuard};
 
+use heisen_core::Cost;
 use heisen_shmem::calibrate::SCRATCH_REGION;
 use heisen_shmem::runtime::{NO_REGION, Runtime};
-use heisen_shmem::{runtime, thread, with_current};
+use heisen_shmem::{runtime, thread, with_current, with_current_inline};
 
-use crate::actions::{Live, Mode};
+use crate::actions::{Hot, Live, Mode};
 use crate::symbols::Symbols;
 
 /// Slots of the address table (a power of two, twice the name table).
@@ -158,63 +159,125 @@ pub(crate) fn calibration_address() -> usize {
 }
 
 /// A function's enter (the hot path, generic over who calls it).
+///
+/// As `region::enter_id`: the common case (runtime live, the function in
+/// the lock-free table, the actions calibrated) is tested with atomic
+/// loads and compares only (the table's index is masked below its
+/// length), none of which can panic, then one call, [`enter_thread`],
+/// holds the panic boundary around the thread's work. Every other case
+/// takes [`enter_slow`], the whole path behind its own boundary.
 #[inline(always)]
 pub(crate) fn enter<M: Mode>(address: usize) {
-    let rt = runtime();
-    if rt.is_off() {
+    if let Some(rt) = runtime::existing()
+        && !rt.is_off()
+        && let Some(id) = TABLE.get(address)
+        && let Some(cost) = M::hot_cost(Hot::HookEnter)
+    {
+        if id != NO_REGION {
+            enter_thread(id, cost);
+        }
         return;
     }
-    let actions = M::actions(rt);
-    let (id, spent) = match TABLE.get(address) {
-        Some(id) => (id, 0),
-        None => {
-            // Charge the resolution only to a thread measured before it.
-            let registered = thread::registered();
-            match resolve(rt, address) {
-                Some((id, spent)) => (id, if registered { spent } else { 0 }),
-                None => return,
-            }
-        }
-    };
-    if id == NO_REGION {
-        return;
-    }
-    let cost = rt.cost(actions.hook_enter);
-    with_current(|s| {
-        if spent > 0 {
-            // R1: the name's resolution, measured directly.
-            s.overhead(spent);
-        }
-        s.enter_costing(id, 0, cost);
-    });
+    enter_slow::<M>(address);
 }
 
-/// A function's exit (the hot path).
+/// The thread's enter of a known function: the fast path's one call.
+#[inline(never)]
+extern "C" fn enter_thread(id: u32, cost: Cost) {
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        with_current_inline(|s| s.enter_costing(id, 0, cost))
+    }));
+}
+
+/// [`enter`]'s cases other than the common one (start-up, calibration, a
+/// function seen for the first time, the runtime off).
+#[cold]
+#[inline(never)]
+fn enter_slow<M: Mode>(address: usize) {
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        let rt = runtime();
+        if rt.is_off() {
+            return;
+        }
+        let actions = M::actions(rt);
+        let (id, spent) = match TABLE.get(address) {
+            Some(id) => (id, 0),
+            None => {
+                // Charge the resolution only to a thread measured before it.
+                let registered = thread::registered();
+                match resolve(rt, address) {
+                    Some((id, spent)) => (id, if registered { spent } else { 0 }),
+                    None => return,
+                }
+            }
+        };
+        if id == NO_REGION {
+            return;
+        }
+        let cost = rt.cost(actions.hook_enter);
+        with_current(|s| {
+            if spent > 0 {
+                // R1: the name's resolution, measured directly.
+                s.overhead(spent);
+            }
+            s.enter_costing(id, 0, cost);
+        });
+    }));
+}
+
+/// A function's exit (the hot path; as [`enter`]).
 #[inline(always)]
 pub(crate) fn exit<M: Mode>(address: usize) {
-    let rt = runtime();
-    if rt.is_off() {
+    if let Some(rt) = runtime::existing()
+        && !rt.is_off()
+        && let Some(id) = TABLE.get(address)
+        && let Some(cost) = M::hot_cost(Hot::HookExit)
+    {
+        if id != NO_REGION {
+            exit_thread(id, cost);
+        }
         return;
     }
-    let actions = M::actions(rt);
-    let id = match TABLE.get(address) {
-        Some(id) => id,
-        // Not in the lock-free table: known to the locked map if its
-        // enter was measured (the table's probe window was full).
-        None => match known(address) {
+    exit_slow::<M>(address);
+}
+
+/// The thread's exit of a known function: the fast path's one call.
+#[inline(never)]
+extern "C" fn exit_thread(id: u32, cost: Cost) {
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        // A longjmp skips the exits of the functions it leaves: the exit
+        // of a function open beneath them closes them first (counted in
+        // the report as `frames_unwound`); an exit of a function not open
+        // is refused and counted.
+        with_current_inline(|s| s.exit_unwinding_costing(id, cost))
+    }));
+}
+
+/// [`exit`]'s cases other than the common one.
+#[cold]
+#[inline(never)]
+fn exit_slow<M: Mode>(address: usize) {
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        let rt = runtime();
+        if rt.is_off() {
+            return;
+        }
+        let actions = M::actions(rt);
+        let id = match TABLE.get(address) {
             Some(id) => id,
-            None => return,
-        },
-    };
-    if id == NO_REGION {
-        return;
-    }
-    let cost = rt.cost(actions.hook_exit);
-    // A longjmp skips the exits of the functions it leaves: the exit of a
-    // function open beneath them closes them first (counted in the report
-    // as `frames_unwound`); an exit of a function not open is refused and
-    // counted.
-    with_current(|s| s.exit_unwinding_costing(id, cost));
+            // Not in the lock-free table: known to the locked map if its
+            // enter was measured (the table's probe window was full).
+            None => match known(address) {
+                Some(id) => id,
+                None => return,
+            },
+        };
+        if id == NO_REGION {
+            return;
+        }
+        let cost = rt.cost(actions.hook_exit);
+        with_current(|s| s.exit_unwinding_costing(id, cost));
+    }));
 }
 
 #[cold]
@@ -233,7 +296,8 @@ fn known(address: usize) -> Option<u32> {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn __cyg_profile_func_enter(this_fn: *mut c_void, call_site: *mut c_void) {
     let _ = call_site;
-    let _ = catch_unwind(AssertUnwindSafe(|| enter::<Live>(this_fn as usize)));
+    // The panic boundaries are inside (`enter_thread`, `enter_slow`).
+    enter::<Live>(this_fn as usize);
 }
 
 /// Called by code compiled with `-finstrument-functions` at the end of
@@ -244,7 +308,8 @@ pub unsafe extern "C" fn __cyg_profile_func_enter(this_fn: *mut c_void, call_sit
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn __cyg_profile_func_exit(this_fn: *mut c_void, call_site: *mut c_void) {
     let _ = call_site;
-    let _ = catch_unwind(AssertUnwindSafe(|| exit::<Live>(this_fn as usize)));
+    // The panic boundaries are inside (`exit_thread`, `exit_slow`).
+    exit::<Live>(this_fn as usize);
 }
 
 #[cfg(test)]

@@ -9,12 +9,12 @@
 
 use core::ffi::c_char;
 
-use heisen_core::KernelError;
+use heisen_core::{Cost, KernelError};
 use heisen_shmem::names::MAX_NAME_LEN;
 use heisen_shmem::runtime::{self, Runtime};
-use heisen_shmem::with_current;
+use heisen_shmem::{with_current, with_current_inline};
 
-use crate::actions::{Live, Mode};
+use crate::actions::{Hot, Live, Mode};
 use crate::lifecycle::live;
 use crate::result::{Outcome, boundary, heisen_result, out_arg, str_arg, write_out, write_string};
 
@@ -42,8 +42,41 @@ unsafe fn name_arg<'a>(name: *const c_char) -> Outcome<&'a str> {
 
 /// Enters region `id` on the calling thread (the hot path, generic over
 /// who calls it; see [`crate::actions`]).
+///
+/// The common case (the runtime live, the region known, the actions
+/// calibrated) is tested with loads and compares only, none of which can
+/// panic, and then makes one call, [`enter_thread`], which holds the panic
+/// boundary around everything that could; the export then jumps there
+/// (a tail call: no registers of its own to save). Every other case takes
+/// [`enter_slow`], the whole path behind its own boundary.
 #[inline(always)]
 pub(crate) fn enter_id<M: Mode>(id: u32) -> heisen_result {
+    if let Some(rt) = runtime::existing()
+        && !rt.is_off()
+        && M::known(rt, id)
+        && let Some(cost) = M::hot_cost(Hot::Enter)
+    {
+        return enter_thread(id, cost);
+    }
+    enter_slow::<M>(id)
+}
+
+/// The thread's enter of a known region: the fast path's one call.
+/// `extern "C"`, so that the export can jump to it (same convention); no
+/// panic leaves it (the boundary inside).
+#[inline(never)]
+extern "C" fn enter_thread(id: u32, cost: Cost) -> heisen_result {
+    // R1, R2: the kernel stamps the enter and charges the C call's cost.
+    boundary(|| {
+        with_current_inline(|s| s.enter_costing(id, 0, cost)).ok_or(heisen_result::NotMeasured)
+    })
+}
+
+/// [`enter_id`]'s cases other than the common one (start-up, calibration,
+/// an unknown id, the runtime off).
+#[cold]
+#[inline(never)]
+fn enter_slow<M: Mode>(id: u32) -> heisen_result {
     boundary(|| {
         let Some(rt) = live()? else {
             return Ok(());
@@ -62,9 +95,38 @@ fn enter_known<M: Mode>(rt: &'static Runtime, id: u32) -> Outcome {
     with_current(|s| s.enter_costing(id, 0, cost)).ok_or(heisen_result::NotMeasured)
 }
 
-/// Exits region `id` on the calling thread (the hot path).
+/// Exits region `id` on the calling thread (the hot path; as
+/// [`enter_id`]).
 #[inline(always)]
 pub(crate) fn exit_id<M: Mode>(id: u32) -> heisen_result {
+    if let Some(rt) = runtime::existing()
+        && !rt.is_off()
+        && M::known(rt, id)
+        && let Some(cost) = M::hot_cost(Hot::Exit)
+    {
+        return exit_thread(id, cost);
+    }
+    exit_slow::<M>(id)
+}
+
+/// The thread's exit of a known region: the fast path's one call.
+/// `extern "C"` as [`enter_thread`].
+#[inline(never)]
+extern "C" fn exit_thread(id: u32, cost: Cost) -> heisen_result {
+    boundary(|| {
+        // The kernel's error is mapped inside, so that what comes back is
+        // one word (not a `KernelError` through memory).
+        match with_current_inline(|s| s.exit_costing(id, cost).map_err(exit_error)) {
+            Some(r) => r,
+            None => Err(heisen_result::NotMeasured),
+        }
+    })
+}
+
+/// [`exit_id`]'s cases other than the common one.
+#[cold]
+#[inline(never)]
+fn exit_slow<M: Mode>(id: u32) -> heisen_result {
     boundary(|| {
         let Some(rt) = live()? else {
             return Ok(());
