@@ -1,7 +1,7 @@
 /*
  * joined.c: what the interposer's joined transfer of a large message
  * costs against the plain one, without the interposer (issue 10,
- * README "Fidelity (seed 000 Table 1)"). Rank 0 sends `count` doubles to
+ * docs/fidelity.md, "MPI (seed 000 Table 1)"). Rank 0 sends `count` doubles to
  * rank 1, which answers with 8 bytes, as montecarlo.c's master and
  * worker do; three ways, in turn within each round:
  *

@@ -1,7 +1,7 @@
 //! How a message and its record travel as one MPI message (R3; seed 000
 //! §4.2): the record first, then the user's `count × datatype`.
 //!
-//! Two ways, chosen per message (measured on MPICH, see the README):
+//! Two ways, chosen per message (measured on MPICH, see docs/performance.md, "MPI"):
 //! - **staging**: a predefined (contiguous) datatype of at most
 //!   [`STAGE`] bytes is copied behind the record into a per-thread buffer
 //!   and sent as bytes (1.3× a plain 8-byte round trip);

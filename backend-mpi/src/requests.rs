@@ -153,7 +153,7 @@ const BUCKETS: usize = 2 * CAPACITY;
 /// further than the run it belongs to. Replaces a `heapless`
 /// `FnvIndexMap`, whose FNV hash of eight bytes, index indirection and
 /// `swap_remove` were about 10 % of an 8-byte self exchange's
-/// instructions (README "Overhead").
+/// instructions (docs/performance.md, "MPI").
 struct Handles {
     /// The key of each bucket (meaningless where `slots` is [`NO_SLOT`]).
     keys: Box<[u64]>,

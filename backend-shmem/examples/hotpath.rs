@@ -1,5 +1,5 @@
 //! Hot paths for `valgrind --tool=callgrind` and for checking calibration
-//! in situ (README "Threads", development notes):
+//! in situ (docs/development.md, "Threads"):
 //!
 //! - `hotpath lock|region [n]`: n uncontended lock/unlock pairs or n empty
 //!   regions after start-up (count them with `--toggle-collect='hotpath::run*'`);

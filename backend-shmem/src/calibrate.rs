@@ -275,8 +275,8 @@ pub struct RegionPair {
 //
 // A cost calibrated once at start-up, back to back, is what an action
 // costs the program only if the program runs it the way the loop did. On
-// this project's VM it does not, in two ways (README "Threads",
-// Fidelity): a region pair between latency-bound cells of work costs the
+// this project's VM it does not, in two ways (docs/fidelity.md,
+// "Threads"): a region pair between latency-bound cells of work costs the
 // program 60-75 % of its back-to-back time (the core runs it in the
 // slack of the program's dependent chain), and the instrumentation's own
 // speed changes 1.5-2.5 times with the state of the core's sibling

@@ -44,7 +44,7 @@ pub struct Config {
     /// Whether each thread measures in its own code what its region pairs
     /// cost it and scales the calibrated costs by it (R1,
     /// `calibrate::Sampler`; `HEISEN_CALIBRATION_TRACK=1`; off by default:
-    /// see README "Threads", Fidelity).
+    /// see docs/fidelity.md, "Threads").
     pub tracked: bool,
     /// Problems found while reading the variables, reported at exit.
     pub problems: Vec<String>,

@@ -264,7 +264,7 @@ impl<T> From<T> for Mutex<T> {
 /// intends for locks). Without the arrival, a waiter that went to sleep
 /// would count its own wake-up latency as transfer time: a cost that
 /// exists only because instrumentation lengthened the critical section
-/// enough to make it wait (README "Threads", development notes).
+/// enough to make it wait (docs/development.md, "Threads").
 pub(crate) fn handoff(record: &crate::Record) -> Dependency<'_, { crate::SELECTED }> {
     let departure = u64::try_from(record.measured()).unwrap_or(0);
     Dependency::immediate(record).arrived(departure)

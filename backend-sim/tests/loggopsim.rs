@@ -318,7 +318,7 @@ fn run_with_kernels(run: &Run, p: LogGops) -> usize {
     for (rank, (e, &end)) in estimates.iter().zip(&r.ends).enumerate() {
         // R4 without instrumentation: nothing to subtract. (R5 also
         // removes waits longer than its contention-free transfer model,
-        // which LogGOPS's gaps and busy CPUs make: README, "Exact only
+        // which LogGOPS's gaps and busy CPUs make: docs/development.md, "Exact only
         // without contention".)
         assert_eq!(e.delay_only, end as i64, "{} rank {rank}", run.name);
         assert_eq!((e.measured, e.overhead), (end, 0));

@@ -1,7 +1,7 @@
 /*
  * hotpath.c: back-to-back region pairs for `valgrind --tool=callgrind`,
  * counted with `--toggle-collect=pairs_id` or `--toggle-collect=pairs_hook`
- * (scripts/hotpath-callgrind runs it; README "The hot path"). The first
+ * (scripts/hotpath-callgrind runs it; docs/performance.md, "The C API"). The first
  * pair of each kind, outside the counted loop, calibrates the C actions.
  *
  *   hotpath id [n]    n pairs of heisen_region_enter/_exit by id ("hot")
