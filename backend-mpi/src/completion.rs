@@ -36,6 +36,28 @@ type Befores = SmallVec<[MPI_Request; 8]>;
 /// `MPI_STATUSES_IGNORE` (no allocation up to four).
 type Scratch = SmallVec<[MPI_Status; 4]>;
 
+/// Where [`finish`] puts what a completed receive got: a list for a
+/// multiple completion, one place for a single one (no list: a
+/// [`Received`] holds a 240-byte record, and a push moved it once more).
+trait Sink {
+    /// Keeps one received message.
+    fn keep(&mut self, received: Received);
+}
+
+impl Sink for ReceivedList {
+    #[inline]
+    fn keep(&mut self, received: Received) {
+        self.push(received);
+    }
+}
+
+impl Sink for Option<Received> {
+    #[inline]
+    fn keep(&mut self, received: Received) {
+        *self = Some(received);
+    }
+}
+
 /// Finishes one completed request whose outcome is `error` (its
 /// status's error or the call's code): its merge goes into `received`.
 /// `seen`: the program sees `st` (else it is heisen's scratch, whose count
@@ -48,7 +70,7 @@ fn finish(
     st: *mut MPI_Status,
     seen: bool,
     error: c_int,
-    received: &mut ReceivedList,
+    received: &mut impl Sink,
 ) {
     let Taken { index, entry } = taken;
     match &entry.kind {
@@ -59,7 +81,7 @@ fn finish(
             if let Some(bytes) = status::fix_if(st, seen)
                 && let Some(record) = received_record(index, &entry, error, bytes)
             {
-                received.push(Received {
+                received.keep(Received {
                     record,
                     site: *site,
                     wildcard: *wildcard,
@@ -170,10 +192,10 @@ fn single(
             table().put_back(before, taken);
             return rc;
         }
-        let mut received = ReceivedList::new();
+        let mut received: Option<Received> = None;
         let seen = status::seen(user_status);
         finish(before, taken, begin, st, seen, rc, &mut received);
-        merge_all(m, begin, &received);
+        merge_all(m, begin, received.as_slice());
         rc
     })
 }
