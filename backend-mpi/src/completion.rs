@@ -18,7 +18,7 @@ use crate::p2p::delivered;
 use crate::region::{self, Named};
 use heisen_shmem::Record;
 
-use crate::piggyback::{LEN, Wire};
+use crate::piggyback::{self, LEN, Wire};
 use crate::requests::{Entry, Kind, Taken, TakenList, table};
 use crate::setup::{Mpi, ensure};
 use crate::status;
@@ -40,21 +40,23 @@ type Scratch = SmallVec<[MPI_Status; 4]>;
 /// multiple completion, one place for a single one (no list: a
 /// [`Received`] holds a 240-byte record, and a push moved it once more).
 trait Sink {
-    /// Keeps one received message.
-    fn keep(&mut self, received: Received);
+    /// Keeps one received message; the place it is kept, for its record
+    /// to be decoded into (no move of the record after).
+    fn keep(&mut self, received: Received) -> Option<&mut Received>;
 }
 
 impl Sink for ReceivedList {
     #[inline]
-    fn keep(&mut self, received: Received) {
+    fn keep(&mut self, received: Received) -> Option<&mut Received> {
         self.push(received);
+        self.last_mut()
     }
 }
 
 impl Sink for Option<Received> {
     #[inline]
-    fn keep(&mut self, received: Received) {
-        *self = Some(received);
+    fn keep(&mut self, received: Received) -> Option<&mut Received> {
+        Some(self.insert(received))
     }
 }
 
@@ -78,17 +80,20 @@ fn finish(
             status::fix(st);
         }
         Kind::Recv { site, wildcard } if delivered(error) && !status::cancelled(st) => {
+            // A truncated staged receive merges nothing: the staging bytes
+            // are not the message's.
             if let Some(bytes) = status::fix_if(st, seen)
-                && let Some(record) = received_record(index, &entry, error, bytes)
-            {
-                received.keep(Received {
-                    record,
+                && (entry.staged.is_none() || error == sys::success())
+                && let Some(kept) = received.keep(Received {
+                    record: None,
                     site: *site,
                     wildcard: *wildcard,
                     bytes,
                     // SAFETY: the MPI wrote the status.
                     source: unsafe { (*st).MPI_SOURCE },
-                });
+                })
+            {
+                received_record(index, &entry, bytes, &mut kept.record);
             }
         }
         _ => {}
@@ -108,24 +113,17 @@ fn finish(
     }
 }
 
-/// The record a completed receive got, and for a staged one its data
-/// copied to the program's buffer (`None`: nothing to merge). A truncated
-/// staged receive copies nothing: the staging bytes are not the message's.
-fn received_record(
-    index: u16,
-    entry: &Entry,
-    error: c_int,
-    bytes: usize,
-) -> Option<Option<Record>> {
+/// Decodes the record a completed receive got into `record`, in place,
+/// and for a staged one copies its data to the program's buffer (a
+/// receive that completed without error: see [`finish`]).
+fn received_record(index: u16, entry: &Entry, bytes: usize, record: &mut Option<Record>) {
     let Some(s) = entry.staged else {
         // SAFETY: the request completed: the MPI wrote its record into the
         // slot and nothing writes it until a new start.
         let wire = unsafe { &*table().wire(index).cast::<Wire>() };
-        return Some(merge::record_of(wire));
+        piggyback::unpack_into(wire, record);
+        return;
     };
-    if error != sys::success() {
-        return None;
-    }
     let stage = table().stage(s.stage);
     let payload = bytes.min(s.bytes);
     // SAFETY: the staging buffer holds the record and `bytes` of payload
@@ -134,7 +132,7 @@ fn received_record(
         if payload > 0 {
             core::ptr::copy_nonoverlapping(stage.add(LEN), s.buf.cast::<u8>(), payload);
         }
-        Some(merge::record_of(&*stage.cast::<Wire>()))
+        piggyback::unpack_into(&*stage.cast::<Wire>(), record);
     }
 }
 
