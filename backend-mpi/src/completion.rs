@@ -18,7 +18,7 @@ use crate::p2p::delivered;
 use crate::region::{self, Named};
 use heisen_shmem::Record;
 
-use crate::piggyback::{LEN, Wire};
+use crate::piggyback::{self, LEN, Wire};
 use crate::requests::{Entry, Kind, Taken, TakenList, table};
 use crate::setup::{Mpi, ensure};
 use crate::status;
@@ -33,8 +33,49 @@ type Indices = SmallVec<[c_int; 8]>;
 type Befores = SmallVec<[MPI_Request; 8]>;
 
 /// Statuses heisen supplies where the program passed
-/// `MPI_STATUSES_IGNORE` (no allocation up to four).
-type Scratch = SmallVec<[MPI_Status; 4]>;
+/// `MPI_STATUSES_IGNORE`: on the stack up to four (no allocation, and no
+/// `SmallVec::resize` loop, which cost about 60 instructions a `Waitall`
+/// of two), on the heap beyond.
+struct Scratch {
+    small: [MPI_Status; 4],
+    large: Vec<MPI_Status>,
+    /// The program ignores its statuses: they are these.
+    used: bool,
+}
+
+impl Scratch {
+    fn new() -> Scratch {
+        Scratch {
+            small: [sys::empty_status(); 4],
+            large: Vec::new(),
+            used: false,
+        }
+    }
+}
+
+/// Where [`finish`] puts what a completed receive got: a list for a
+/// multiple completion, one place for a single one (no list: a
+/// [`Received`] holds a 240-byte record, and a push moved it once more).
+trait Sink {
+    /// Keeps one received message; the place it is kept, for its record
+    /// to be decoded into (no move of the record after).
+    fn keep(&mut self, received: Received) -> Option<&mut Received>;
+}
+
+impl Sink for ReceivedList {
+    #[inline]
+    fn keep(&mut self, received: Received) -> Option<&mut Received> {
+        self.push(received);
+        self.last_mut()
+    }
+}
+
+impl Sink for Option<Received> {
+    #[inline]
+    fn keep(&mut self, received: Received) -> Option<&mut Received> {
+        Some(self.insert(received))
+    }
+}
 
 /// Finishes one completed request whose outcome is `error` (its
 /// status's error or the call's code): its merge goes into `received`.
@@ -48,7 +89,7 @@ fn finish(
     st: *mut MPI_Status,
     seen: bool,
     error: c_int,
-    received: &mut ReceivedList,
+    received: &mut impl Sink,
 ) {
     let Taken { index, entry } = taken;
     match &entry.kind {
@@ -56,17 +97,20 @@ fn finish(
             status::fix(st);
         }
         Kind::Recv { site, wildcard } if delivered(error) && !status::cancelled(st) => {
+            // A truncated staged receive merges nothing: the staging bytes
+            // are not the message's.
             if let Some(bytes) = status::fix_if(st, seen)
-                && let Some(record) = received_record(index, &entry, error, bytes)
-            {
-                received.push(Received {
-                    record,
+                && (entry.staged.is_none() || error == sys::success())
+                && let Some(kept) = received.keep(Received {
+                    record: None,
                     site: *site,
                     wildcard: *wildcard,
                     bytes,
                     // SAFETY: the MPI wrote the status.
                     source: unsafe { (*st).MPI_SOURCE },
-                });
+                })
+            {
+                received_record(index, &entry, bytes, &mut kept.record);
             }
         }
         _ => {}
@@ -86,24 +130,17 @@ fn finish(
     }
 }
 
-/// The record a completed receive got, and for a staged one its data
-/// copied to the program's buffer (`None`: nothing to merge). A truncated
-/// staged receive copies nothing: the staging bytes are not the message's.
-fn received_record(
-    index: u16,
-    entry: &Entry,
-    error: c_int,
-    bytes: usize,
-) -> Option<Option<Record>> {
+/// Decodes the record a completed receive got into `record`, in place,
+/// and for a staged one copies its data to the program's buffer (a
+/// receive that completed without error: see [`finish`]).
+fn received_record(index: u16, entry: &Entry, bytes: usize, record: &mut Option<Record>) {
     let Some(s) = entry.staged else {
         // SAFETY: the request completed: the MPI wrote its record into the
         // slot and nothing writes it until a new start.
         let wire = unsafe { &*table().wire(index).cast::<Wire>() };
-        return Some(merge::record_of(wire));
+        piggyback::unpack_into(wire, record);
+        return;
     };
-    if error != sys::success() {
-        return None;
-    }
     let stage = table().stage(s.stage);
     let payload = bytes.min(s.bytes);
     // SAFETY: the staging buffer holds the record and `bytes` of payload
@@ -112,7 +149,7 @@ fn received_record(
         if payload > 0 {
             core::ptr::copy_nonoverlapping(stage.add(LEN), s.buf.cast::<u8>(), payload);
         }
-        Some(merge::record_of(&*stage.cast::<Wire>()))
+        piggyback::unpack_into(&*stage.cast::<Wire>(), record);
     }
 }
 
@@ -123,12 +160,17 @@ fn merge_all(m: &Mpi, begin: Option<u64>, received: &[Received]) {
     }
 }
 
-/// Statuses for `n` requests: the program's array, or `scratch` grown to
-/// `n` when it passed `MPI_STATUSES_IGNORE`.
+/// Statuses for `n` requests: the program's array, or `n` of `scratch`'s
+/// when it passed `MPI_STATUSES_IGNORE`.
 fn statuses(user: *mut MPI_Status, n: usize, scratch: &mut Scratch) -> *mut MPI_Status {
     if user.is_null() || user == sys::statuses_ignore() || user == sys::status_ignore() {
-        scratch.resize(n, sys::empty_status());
-        scratch.as_mut_ptr()
+        scratch.used = true;
+        if n <= scratch.small.len() {
+            scratch.small.as_mut_ptr()
+        } else {
+            scratch.large = vec![sys::empty_status(); n];
+            scratch.large.as_mut_ptr()
+        }
     } else {
         user
     }
@@ -170,10 +212,10 @@ fn single(
             table().put_back(before, taken);
             return rc;
         }
-        let mut received = ReceivedList::new();
+        let mut received: Option<Received> = None;
         let seen = status::seen(user_status);
         finish(before, taken, begin, st, seen, rc, &mut received);
-        merge_all(m, begin, &received);
+        merge_all(m, begin, received.as_slice());
         rc
     })
 }
@@ -315,7 +357,7 @@ fn many(
     region::call(region, || {
         let mut scratch = Scratch::new();
         let sts = statuses(user_statuses, status_count, &mut scratch);
-        let seen = scratch.is_empty();
+        let seen = !scratch.used;
         let begin = merge::begin(m);
         let (rc, indices, all) = call(sts);
         let done = if all {

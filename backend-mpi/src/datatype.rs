@@ -18,7 +18,7 @@
 
 use core::cell::RefCell;
 use core::ffi::{c_int, c_void};
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::piggyback::{self, LEN, Wire};
@@ -86,51 +86,46 @@ pub fn stageable(buf: *const c_void, count: c_int, datatype: MPI_Datatype) -> Op
     (bytes <= STAGE && (bytes == 0 || !buf.is_null())).then_some(bytes)
 }
 
-std::thread_local! {
-    /// The last few predefined (named) datatypes this thread asked
-    /// [`named_size`] about, with their sizes. Only named types are kept:
-    /// their handles are the MPI's constants, never freed or reused for
-    /// another type, so an entry never goes stale.
-    static NAMED: core::cell::Cell<[Option<(MPI_Datatype, usize)>; 4]> =
-        const { core::cell::Cell::new([None; 4]) };
-}
+/// Predefined (named) datatypes whose sizes [`named_size`] keeps, at most;
+/// a program's further named types are asked of the MPI each time.
+const NAMED: usize = 32;
 
-std::thread_local! {
-    /// The named datatype [`named_size`] answered last on this thread: its
-    /// handle's bits and its size plus one (0: none yet). One compare for
-    /// a program that sends one type over and over, before [`NAMED`]'s
-    /// search (the same rule: only named types, so it never goes stale).
-    static LAST: core::cell::Cell<(u64, usize)> = const { core::cell::Cell::new((0, 0)) };
-}
+/// The named datatypes [`named_size`] met, for the whole process: a
+/// handle's bits ([`sys::key`]; 0: a free entry) and its size plus one (0:
+/// not written yet). Only named types are kept: their handles are the
+/// MPI's constants, never freed or reused for another type, so an entry
+/// is written once and never goes stale, and every thread may read it. No
+/// thread-local lookup (a call through the cdylib's TLS, `__tls_get_addr`,
+/// on every message before), no lock: a first entry that matches costs
+/// two loads.
+static NAMED_KEYS: [AtomicU64; NAMED] = [const { AtomicU64::new(0) }; NAMED];
+/// Sizes plus one of [`NAMED_KEYS`]' types, in the same order.
+static NAMED_SIZES: [AtomicUsize; NAMED] = [const { AtomicUsize::new(0) }; NAMED];
 
 /// The size of a predefined (named) datatype, `None` for a derived one:
-/// two MPI queries the first time a thread meets the type, a lookup in
-/// [`LAST`] or [`NAMED`] afterwards.
+/// two MPI queries the first time the process meets the type, a look in
+/// [`NAMED_KEYS`] afterwards.
 #[inline]
 fn named_size(datatype: MPI_Datatype) -> Option<usize> {
     let key = sys::key(datatype);
-    if let Ok((last, size)) = LAST.try_with(core::cell::Cell::get)
-        && size != 0
-        && last == key
-    {
-        return Some(size - 1);
+    for (k, size) in NAMED_KEYS.iter().zip(&NAMED_SIZES) {
+        match k.load(Ordering::Acquire) {
+            0 => break,
+            k if k == key => match size.load(Ordering::Acquire) {
+                0 => break, // being written by another thread: ask the MPI
+                size => return Some(size - 1),
+            },
+            _ => {}
+        }
     }
-    let size = named_size_searched(datatype)?;
-    let _ = LAST.try_with(|c| c.set((key, size + 1)));
-    Some(size)
+    named_size_asked(datatype, key)
 }
 
-/// [`named_size`] past [`LAST`]: [`NAMED`], then the MPI.
-fn named_size_searched(datatype: MPI_Datatype) -> Option<usize> {
-    let cached = NAMED.try_with(core::cell::Cell::get).ok();
-    if let Some(&(_, size)) = cached
-        .iter()
-        .flatten()
-        .flatten()
-        .find(|(t, _)| *t == datatype)
-    {
-        return Some(size);
-    }
+/// [`named_size`] past its table: asks the MPI, and keeps a named type's
+/// size in the first free entry (none left: asked again next time).
+#[cold]
+#[inline(never)]
+fn named_size_asked(datatype: MPI_Datatype, key: u64) -> Option<usize> {
     let (mut ints, mut addrs, mut large, mut types, mut combiner) = (0, 0, 0, 0, 0);
     // SAFETY: envelope queries write only the five out-parameters; an
     // invalid datatype returns an error (the struct path then reports it
@@ -157,11 +152,17 @@ fn named_size_searched(datatype: MPI_Datatype) -> Option<usize> {
         return None;
     }
     let size = size as usize;
-    if let Some(mut entries) = cached {
-        // newest first; the oldest falls out
-        entries.rotate_right(1);
-        entries[0] = Some((datatype, size));
-        let _ = NAMED.try_with(|c| c.set(entries));
+    if key != 0 {
+        for (k, s) in NAMED_KEYS.iter().zip(&NAMED_SIZES) {
+            match k.compare_exchange(0, key, Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) => {
+                    s.store(size + 1, Ordering::Release);
+                    break;
+                }
+                Err(other) if other == key => break, // another thread keeps it
+                Err(_) => {}
+            }
+        }
     }
     Some(size)
 }

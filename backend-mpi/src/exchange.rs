@@ -35,15 +35,16 @@ fn merge_in(
     if let Some(bytes) = status::fix_if(st, seen)
         && let Some(begin) = begin
     {
-        let message = Received {
-            record: piggyback::unpack(wire),
+        let mut message = Received {
+            record: None,
             site: region.id(),
             wildcard: source == sys::any_source(),
             bytes,
             // SAFETY: the MPI wrote the status.
             source: unsafe { (*st).MPI_SOURCE },
         };
-        merge::received(m, begin, &[message]);
+        piggyback::unpack_into(wire, &mut message.record);
+        merge::received(m, begin, core::slice::from_ref(&message));
     }
 }
 

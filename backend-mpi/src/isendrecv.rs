@@ -376,10 +376,18 @@ fn advance_one(m: &Mpi, request: MPI_Request, wait: bool) -> bool {
 /// Advances the pending exchanges among `requests` (see [`advance_one`]);
 /// returns whether any of them is still pending. Cheap when the process
 /// has none.
+#[inline]
 pub fn advance(requests: &[MPI_Request], wait: bool) -> bool {
     if PENDING.load(Ordering::Acquire) == 0 {
         return false;
     }
+    advance_pending(requests, wait)
+}
+
+/// [`advance`] when the process has pending exchanges.
+#[cold]
+#[inline(never)]
+fn advance_pending(requests: &[MPI_Request], wait: bool) -> bool {
     let Some(m) = ensure() else { return false };
     let mut pending = false;
     for &r in requests {

@@ -85,12 +85,6 @@ pub struct Received {
     pub source: c_int,
 }
 
-/// Unpacks a received record.
-#[inline]
-pub fn record_of(wire: &Wire) -> Option<Record> {
-    piggyback::unpack(wire)
-}
-
 /// Merges the messages a completion call received, which blocked from
 /// `begin` until now (R4/R5 over all of them, R6's n-to-1 shape for
 /// several), and records each (R12): the wait goes to the message that

@@ -296,7 +296,7 @@ fn blocking_recv(
                     sys::byte(),
                     status,
                 );
-                let (record, payload) = if rc == sys::success()
+                let (whole, payload) = if rc == sys::success()
                     && let Some(got) = status::wire_bytes(status).filter(|&g| g >= LEN)
                 {
                     let payload = got - LEN;
@@ -304,25 +304,29 @@ fn blocking_recv(
                     if status::seen(user_status) {
                         status::set_payload(status, payload);
                     }
-                    (crate::piggyback::unpack(&stage[..LEN]), Some(payload))
+                    (true, Some(payload))
                 } else if delivered(rc) {
                     // a truncation: MPICH wrote nothing; the staging bytes
                     // are not the message's, so nothing is copied or merged
-                    (None, status::fix(status))
+                    (false, status::fix(status))
                 } else {
-                    (None, None)
+                    (false, None)
                 };
                 if let (Some(bytes), Some(begin)) = (payload, begin) {
                     // SAFETY: the MPI wrote the status.
                     let source = unsafe { (*status).MPI_SOURCE };
-                    let message = Received {
-                        record,
+                    let mut message = Received {
+                        record: None,
                         site: region.id(),
                         wildcard,
                         bytes,
                         source,
                     };
-                    merge::received(m, begin, &[message]);
+                    if whole {
+                        // decoded where it is merged (no move of it)
+                        piggyback::unpack_into(&stage[..LEN], &mut message.record);
+                    }
+                    merge::received(m, begin, core::slice::from_ref(&message));
                 }
                 Some(rc)
             });
@@ -343,14 +347,15 @@ fn blocking_recv(
             {
                 // SAFETY: the MPI wrote the status.
                 let source = unsafe { (*status).MPI_SOURCE };
-                let message = Received {
-                    record: merge::record_of(wire),
+                let mut message = Received {
+                    record: None,
                     site: region.id(),
                     wildcard,
                     bytes,
                     source,
                 };
-                merge::received(m, begin, &[message]);
+                piggyback::unpack_into(wire, &mut message.record);
+                merge::received(m, begin, core::slice::from_ref(&message));
             }
             rc
         })

@@ -49,6 +49,19 @@ pub fn unpack(bytes: &[u8]) -> Option<Record> {
     })
 }
 
+/// [`unpack`] into `out`, in place: `None` where the bytes are not a
+/// record of this run. A receive keeps the record where it is merged, so
+/// its 240 bytes are written once, not moved from call to call.
+#[inline]
+pub fn unpack_into(bytes: &[u8], out: &mut Option<Record>) {
+    let record = out.insert(Record::EMPTY);
+    if record.decode_into(bytes).is_err() {
+        *out = None;
+        return;
+    }
+    crate::align::to_local(record);
+}
+
 /// The encoded empty record: what a send carries when its thread is not
 /// measured or the request table is full. Read-only, so any number of
 /// sends in flight may point MPI at it.

@@ -150,6 +150,16 @@ impl<const K: usize> Piggyback<K> {
     /// says which. Bytes past [`Self::ENCODED_LEN`] are ignored, so a record
     /// can be read from the front of a larger buffer.
     pub fn decode(bytes: &[u8]) -> Result<Self, DecodeError> {
+        let mut record = Self::EMPTY;
+        record.decode_into(bytes)?;
+        Ok(record)
+    }
+
+    /// [`Self::decode`] into `self`, in place: a receiver that keeps the
+    /// record where it is merged writes its 48 + 24·K bytes once instead of
+    /// moving them. On an error `self` is left unchanged.
+    #[inline]
+    pub fn decode_into(&mut self, bytes: &[u8]) -> Result<(), DecodeError> {
         let needed = Self::ENCODED_LEN;
         if bytes.len() < HEADER_LEN.min(needed) || bytes.len() < 2 {
             return Err(DecodeError::Short {
@@ -200,7 +210,7 @@ impl<const K: usize> Piggyback<K> {
             b
         });
         let mut next = || words.next().unwrap_or([0; 8]);
-        let mut record = Self::EMPTY;
+        let record = self;
         record.flags = Flags(flags);
         record.location = u32_at(8);
         record.delay = u64::from_le_bytes(next());
@@ -216,7 +226,7 @@ impl<const K: usize> Piggyback<K> {
         for v in record.net.iter_mut() {
             *v = i64::from_le_bytes(next());
         }
-        Ok(record)
+        Ok(())
     }
 }
 
@@ -365,6 +375,31 @@ mod tests {
         let mut buf = [0u8; Piggyback::<2>::ENCODED_LEN];
         assert_eq!(sample().encode(&mut buf), Ok(96));
         assert_eq!(Piggyback::<2>::decode(&buf), Ok(sample()));
+    }
+
+    #[test]
+    fn decode_into_overwrites_every_field_and_keeps_them_on_error() {
+        let mut buf = [0u8; Piggyback::<2>::ENCODED_LEN];
+        sample().encode(&mut buf).unwrap();
+        // every field differs from the sample's before the decode
+        let other = Piggyback::<2> {
+            flags: Flags(0),
+            location: 1,
+            delay: 2,
+            approximated: 3,
+            longest: 4,
+            transfer: 5,
+            inclusive: [6, 7],
+            exclusive: [8, 9],
+            net: [10, 11],
+        };
+        let mut record = other;
+        assert_eq!(record.decode_into(&buf), Ok(()));
+        assert_eq!(record, sample());
+        let mut kept = other;
+        buf[2] = VERSION.wrapping_add(1);
+        assert!(kept.decode_into(&buf).is_err());
+        assert_eq!(kept, other);
     }
 
     #[test]

@@ -111,6 +111,7 @@ impl CommRecord {
     };
 
     /// Adds one communication call.
+    #[inline]
     fn add(&mut self, c: &Communicated) {
         self.count = self.count.saturating_add(1);
         self.bytes = self.bytes.saturating_add(c.bytes);
@@ -200,6 +201,10 @@ pub struct Profile<const R: usize, const C: usize, const L: usize> {
     /// valid; a hint is checked against the key before it is used.
     hints: [u16; HINTS],
     comms: FnvIndexMap<CommKey, CommRecord, C>,
+    /// Where recently recorded communication keys sit in `comms`, as
+    /// `hints` for `regions`: a message of a hot site and peer skips the
+    /// table's FNV hashing and probing.
+    comm_hints: [u16; HINTS],
     loops: FnvIndexMap<u32, LoopRecord, L>,
     overflow: Overflow,
 }
@@ -211,6 +216,12 @@ const HINTS: usize = 16;
 #[inline]
 fn hint_of(key: &RegionKey) -> usize {
     (key.region ^ key.site.rotate_left(7)) as usize % HINTS
+}
+
+/// The hint slot of a communication key.
+#[inline]
+fn comm_hint_of(key: &CommKey) -> usize {
+    (key.site ^ key.peer.rotate_left(7)) as usize % HINTS
 }
 
 /// A hint for record index `i` (0 when it does not fit the hint's width).
@@ -227,6 +238,7 @@ impl<const R: usize, const C: usize, const L: usize> Profile<R, C, L> {
             regions: FnvIndexMap::new(),
             hints: [0; HINTS],
             comms: FnvIndexMap::new(),
+            comm_hints: [0; HINTS],
             loops: FnvIndexMap::new(),
             overflow: Overflow {
                 regions: 0,
@@ -310,19 +322,43 @@ impl<const R: usize, const C: usize, const L: usize> Profile<R, C, L> {
         }
     }
 
-    /// Records one communication call under `(site, peer)`.
+    /// Records one communication call under `(site, peer)`: the hinted
+    /// record on the hot path, the table's lookup out of line.
+    #[inline]
     pub fn record_comm(&mut self, c: &Communicated) {
         let key = CommKey {
             site: c.site,
             peer: c.peer,
         }; // R12, 002 §6.3: one COM record per site and dest_node
-        match self.comms.get_mut(&key) {
-            Some(record) => record.add(c),
+        if let Some(i) = usize::from(self.comm_hints[comm_hint_of(&key)]).checked_sub(1)
+            && let Some((k, record)) = self.comms.get_index_mut(i)
+            && *k == key
+        {
+            record.add(c);
+            return;
+        }
+        self.record_comm_slow(key, c);
+    }
+
+    /// [`Profile::record_comm`] of a key whose record is not hinted.
+    #[cold]
+    #[inline(never)]
+    fn record_comm_slow(&mut self, key: CommKey, c: &Communicated) {
+        let hint = comm_hint_of(&key);
+        match self.comms.get_index_of(&key) {
+            Some(i) => {
+                self.comm_hints[hint] = hint_index(i);
+                if let Some((_, record)) = self.comms.get_index_mut(i) {
+                    record.add(c);
+                }
+            }
             None => {
                 let mut record = CommRecord::ZERO;
                 record.add(c);
                 if self.comms.insert(key, record).is_err() {
                     self.overflow.comms = self.overflow.comms.saturating_add(1); // R12: overflow counted
+                } else {
+                    self.comm_hints[hint] = hint_index(self.comms.len() - 1);
                 }
             }
         }
@@ -418,6 +454,41 @@ mod tests {
             assert_eq!(key.region, i as u32 * HINTS as u32);
             assert_eq!(r.count, 10);
             assert_eq!(r.measured_inclusive, 10 * (10 + i as u64));
+        }
+    }
+
+    #[test]
+    fn comm_keys_sharing_a_hint_slot_keep_their_own_records() {
+        // Sites 0, 16, 32, … share hint slot 0 with peer 0: calls that
+        // alternate among them must each land in their own record (R12),
+        // before and after a clear (a hint then names another key or none).
+        let mut p = Profile::<2, 64, 2>::new();
+        for cleared in [false, true] {
+            for round in 0..10u64 {
+                for k in 0..5u32 {
+                    p.record_comm(&comm(k * HINTS as u32, 0, 1 + u64::from(k), round as i64));
+                }
+            }
+            let records: heapless::Vec<(CommKey, CommRecord), 8> =
+                p.comms().map(|(k, r)| (k, *r)).collect();
+            assert_eq!(records.len(), 5, "cleared before: {cleared}");
+            for (i, (key, r)) in records.iter().enumerate() {
+                assert_eq!(key.site, i as u32 * HINTS as u32);
+                assert_eq!(r.count, 10);
+                assert_eq!(r.measured_wait, 10 * (1 + i as u64));
+                assert_eq!(r.compensated_wait, 45);
+            }
+            // the same keys in reverse order after a clear: each hint
+            // points at another key's index
+            p.clear();
+            for k in (0..5u32).rev() {
+                p.record_comm(&comm(k * HINTS as u32, 0, 0, 0));
+            }
+            assert_eq!(
+                p.comms().next().map(|(k, r)| (k.site, r.count)),
+                Some((64, 1))
+            );
+            p.clear();
         }
     }
 
