@@ -385,9 +385,9 @@ pub struct Runtime {
     ids_repeated: AtomicBool,
     backend: Mutex<String>,
     report_name: Mutex<Option<String>>,
-    finished: AtomicBool,
-    /// `config.disabled || finished`, kept as one flag so that a hot path
-    /// tests one byte (set with `finished`, never cleared).
+    /// Nothing is measured: `config.disabled`, or the report was written
+    /// (or the process is a forked child). One flag, so that a hot path
+    /// tests one byte; set, never cleared.
     off: AtomicBool,
     notes: Mutex<Vec<String>>,
     /// How each region path's costs were calibrated (R1 in situ).
@@ -624,7 +624,6 @@ impl Runtime {
             ids_repeated: AtomicBool::new(false),
             backend: Mutex::new("shmem".to_owned()),
             report_name: Mutex::new(None),
-            finished: AtomicBool::new(false),
             off: AtomicBool::new(config.disabled),
             notes: Mutex::new(problems),
             pairs: Mutex::new(Vec::new()),
@@ -673,7 +672,6 @@ impl Runtime {
     /// this process). A child that `exec`s starts a fresh runtime of its
     /// own when heisen is preloaded or linked there.
     pub fn stop_in_forked_child(&self) {
-        self.finished.store(true, Ordering::Release);
         self.off.store(true, Ordering::Release);
     }
 
@@ -685,7 +683,8 @@ impl Runtime {
     /// Whether the report was written ([`Runtime::finish`]): nothing is
     /// measured after that.
     pub fn is_finished(&self) -> bool {
-        self.finished.load(Ordering::Acquire)
+        // A disabled runtime starts off and never writes a report.
+        !self.config.disabled && self.off.load(Ordering::Acquire)
     }
 
     /// Whether nothing is measured: disabled, or the report was written.
@@ -1021,10 +1020,9 @@ impl Runtime {
     /// later calls do nothing and return `None`. Errors are returned and
     /// noted for stderr. After this, nothing is measured.
     pub fn finish(&self) -> Option<Result<PathBuf, String>> {
-        if self.config.disabled || self.finished.swap(true, Ordering::AcqRel) {
+        if self.config.disabled || self.off.swap(true, Ordering::AcqRel) {
             return None;
         }
-        self.off.store(true, Ordering::Release);
         crate::thread::finish_current();
         let result = report::write(self);
         if let Err(e) = &result {
