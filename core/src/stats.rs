@@ -15,6 +15,8 @@
 //! signed and negative sums are kept as they are (R2: over-compensation is
 //! reported, never clamped).
 
+use core::hash::Hash;
+
 use heapless::index_map::FnvIndexMap;
 
 use crate::location::{Exited, FrameKind};
@@ -230,6 +232,41 @@ fn hint_index(i: usize) -> u16 {
     u16::try_from(i + 1).unwrap_or(0)
 }
 
+/// The record of `key` in `table` if `hint` names it: the hot path of a
+/// hinted table (small enough to inline into a caller's exit or message).
+#[inline(always)]
+fn hinted<'a, K: Eq + Hash, V, const N: usize>(
+    table: &'a mut FnvIndexMap<K, V, N>,
+    hint: u16,
+    key: &K,
+) -> Option<&'a mut V> {
+    let i = usize::from(hint).checked_sub(1)?;
+    match table.get_index_mut(i) {
+        Some((k, record)) if k == key => Some(record),
+        _ => None,
+    }
+}
+
+/// The record of `key` in `table` past its hint: found or inserted as
+/// `zero`, and `hint` set to it; `None` when the table is full (R12: the
+/// caller counts the overflow).
+fn unhinted<'a, K: Eq + Hash, V, const N: usize>(
+    table: &'a mut FnvIndexMap<K, V, N>,
+    hint: &mut u16,
+    key: K,
+    zero: V,
+) -> Option<&'a mut V> {
+    let i = match table.get_index_of(&key) {
+        Some(i) => i,
+        None => {
+            table.insert(key, zero).ok()?;
+            table.len() - 1
+        }
+    };
+    *hint = hint_index(i);
+    table.get_index_mut(i).map(|(_, record)| record)
+}
+
 impl<const R: usize, const C: usize, const L: usize> Profile<R, C, L> {
     /// Empty tables. Fails to compile unless `R`, `C` and `L` are powers of
     /// two greater than one.
@@ -266,10 +303,7 @@ impl<const R: usize, const C: usize, const L: usize> Profile<R, C, L> {
                 region: e.region,
                 site: e.site,
             };
-            if let Some(i) = usize::from(self.hints[hint_of(&key)]).checked_sub(1)
-                && let Some((k, record)) = self.regions.get_index_mut(i)
-                && *k == key
-            {
+            if let Some(record) = hinted(&mut self.regions, self.hints[hint_of(&key)], &key) {
                 record.add(e);
                 return;
             }
@@ -289,23 +323,10 @@ impl<const R: usize, const C: usize, const L: usize> Profile<R, C, L> {
                     region: e.region,
                     site: e.site,
                 };
-                let hint = hint_of(&key);
-                match self.regions.get_index_of(&key) {
-                    Some(i) => {
-                        self.hints[hint] = hint_index(i);
-                        if let Some((_, record)) = self.regions.get_index_mut(i) {
-                            record.add(&e);
-                        }
-                    }
-                    None => {
-                        let mut record = RegionRecord::ZERO;
-                        record.add(&e);
-                        if self.regions.insert(key, record).is_err() {
-                            self.overflow.regions = self.overflow.regions.saturating_add(1); // R12: overflow counted
-                        } else {
-                            self.hints[hint] = hint_index(self.regions.len() - 1);
-                        }
-                    }
+                let hint = &mut self.hints[hint_of(&key)];
+                match unhinted(&mut self.regions, hint, key, RegionRecord::ZERO) {
+                    Some(record) => record.add(&e),
+                    None => self.overflow.regions = self.overflow.regions.saturating_add(1), // R12: overflow counted
                 }
             }
             FrameKind::Loop => match self.loops.get_mut(&e.region) {
@@ -330,10 +351,7 @@ impl<const R: usize, const C: usize, const L: usize> Profile<R, C, L> {
             site: c.site,
             peer: c.peer,
         }; // R12, 002 §6.3: one COM record per site and dest_node
-        if let Some(i) = usize::from(self.comm_hints[comm_hint_of(&key)]).checked_sub(1)
-            && let Some((k, record)) = self.comms.get_index_mut(i)
-            && *k == key
-        {
+        if let Some(record) = hinted(&mut self.comms, self.comm_hints[comm_hint_of(&key)], &key) {
             record.add(c);
             return;
         }
@@ -344,23 +362,10 @@ impl<const R: usize, const C: usize, const L: usize> Profile<R, C, L> {
     #[cold]
     #[inline(never)]
     fn record_comm_slow(&mut self, key: CommKey, c: &Communicated) {
-        let hint = comm_hint_of(&key);
-        match self.comms.get_index_of(&key) {
-            Some(i) => {
-                self.comm_hints[hint] = hint_index(i);
-                if let Some((_, record)) = self.comms.get_index_mut(i) {
-                    record.add(c);
-                }
-            }
-            None => {
-                let mut record = CommRecord::ZERO;
-                record.add(c);
-                if self.comms.insert(key, record).is_err() {
-                    self.overflow.comms = self.overflow.comms.saturating_add(1); // R12: overflow counted
-                } else {
-                    self.comm_hints[hint] = hint_index(self.comms.len() - 1);
-                }
-            }
+        let hint = &mut self.comm_hints[comm_hint_of(&key)];
+        match unhinted(&mut self.comms, hint, key, CommRecord::ZERO) {
+            Some(record) => record.add(c),
+            None => self.overflow.comms = self.overflow.comms.saturating_add(1), // R12: overflow counted
         }
     }
 
