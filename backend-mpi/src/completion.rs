@@ -39,8 +39,6 @@ type Befores = SmallVec<[MPI_Request; 8]>;
 struct Scratch {
     small: [MPI_Status; 4],
     large: Vec<MPI_Status>,
-    /// The program ignores its statuses: they are these.
-    used: bool,
 }
 
 impl Scratch {
@@ -48,7 +46,6 @@ impl Scratch {
         Scratch {
             small: [sys::empty_status(); 4],
             large: Vec::new(),
-            used: false,
         }
     }
 }
@@ -160,11 +157,15 @@ fn merge_all(m: &Mpi, begin: Option<u64>, received: &[Received]) {
     }
 }
 
+/// Whether the program passed no statuses (`MPI_STATUSES_IGNORE`).
+fn ignored(user: *mut MPI_Status) -> bool {
+    user.is_null() || user == sys::statuses_ignore() || user == sys::status_ignore()
+}
+
 /// Statuses for `n` requests: the program's array, or `n` of `scratch`'s
 /// when it passed `MPI_STATUSES_IGNORE`.
 fn statuses(user: *mut MPI_Status, n: usize, scratch: &mut Scratch) -> *mut MPI_Status {
-    if user.is_null() || user == sys::statuses_ignore() || user == sys::status_ignore() {
-        scratch.used = true;
+    if ignored(user) {
         if n <= scratch.small.len() {
             scratch.small.as_mut_ptr()
         } else {
@@ -357,7 +358,7 @@ fn many(
     region::call(region, || {
         let mut scratch = Scratch::new();
         let sts = statuses(user_statuses, status_count, &mut scratch);
-        let seen = !scratch.used;
+        let seen = !ignored(user_statuses);
         let begin = merge::begin(m);
         let (rc, indices, all) = call(sts);
         let done = if all {
