@@ -73,11 +73,6 @@ std::thread_local! {
     /// Set on the thread that calibrates, whose wrapper calls then use the
     /// ids before the costs are known.
     static CALIBRATING: Cell<bool> = const { Cell::new(false) };
-    /// What the costs timed in this calibration are multiplied by to be
-    /// costs at the runtime's reference speed (R1 tracked,
-    /// `calibrate::to_reference`): the wrappers calibrate on first use,
-    /// possibly on another core and at another speed than the runtime did.
-    static TO_REFERENCE: Cell<f64> = const { Cell::new(1.0) };
 }
 
 /// The wrappers' actions, registered and calibrated on first use.
@@ -283,21 +278,18 @@ fn lookup(rt: &'static Runtime) -> f64 {
     })
 }
 
-/// A cost whose part `before` (in ns) falls before its clock read, at the
-/// runtime's reference speed.
+/// A cost whose part `before` (in ns) falls before its clock read.
 fn split(whole: f64, before: f64) -> Cost {
-    let f = TO_REFERENCE.with(Cell::get);
-    let whole = ns(whole * f);
+    let whole = ns(whole);
     Cost {
         whole,
-        inside: whole.saturating_sub(ns(before * f)),
+        inside: whole.saturating_sub(ns(before)),
     }
 }
 
-/// A cost charged entirely after its one clock read (`merge_now`), at the
-/// runtime's reference speed.
+/// A cost charged entirely after its one clock read (`merge_now`).
 fn after(whole: f64) -> Cost {
-    let whole = ns(whole * TO_REFERENCE.with(Cell::get));
+    let whole = ns(whole);
     Cost {
         whole,
         inside: whole,
@@ -306,7 +298,6 @@ fn after(whole: f64) -> Cost {
 
 /// Calibrates every wrapper action against the std operation it wraps.
 fn calibrate_wrappers(rt: &'static Runtime, a: &Actions) {
-    TO_REFERENCE.with(|f| f.set(calibrate::to_reference(rt)));
     let before = lookup(rt);
     let release = |id: ActionId| {
         scratch(rt, || {

@@ -41,11 +41,6 @@ pub struct Config {
     /// Whether out-of-line region pairs are calibrated in situ (R1 refined,
     /// `calibrate::in_situ_cost`) or back to back.
     pub in_situ: bool,
-    /// Whether each thread measures in its own code what its region pairs
-    /// cost it and scales the calibrated costs by it (R1,
-    /// `calibrate::Sampler`; `HEISEN_CALIBRATION_TRACK=1`; off by default:
-    /// see docs/fidelity.md, "Threads").
-    pub tracked: bool,
     /// Problems found while reading the variables, reported at exit.
     pub problems: Vec<String>,
 }
@@ -61,7 +56,6 @@ impl Default for Config {
             summary: false,
             disabled: false,
             in_situ: true,
-            tracked: false,
             problems: Vec::new(),
         }
     }
@@ -124,7 +118,6 @@ impl Config {
                 )),
             }
         }
-        c.tracked = flag(&var, "HEISEN_CALIBRATION_TRACK", &mut c.problems);
         c.monitor = flag(&var, "HEISEN_MONITOR", &mut c.problems);
         c.summary = flag(&var, "HEISEN_SUMMARY", &mut c.problems);
         c.disabled = flag(&var, "HEISEN_DISABLE", &mut c.problems);

@@ -392,9 +392,6 @@ pub struct Runtime {
     notes: Mutex<Vec<String>>,
     /// How each region path's costs were calibrated (R1 in situ).
     pairs: Mutex<Vec<crate::report::PairCalibration>>,
-    /// The speed probe's time when the costs were calibrated (R1 tracked,
-    /// `calibrate::probe`), ns per batch; 0 until measured.
-    probe_reference: AtomicU64,
     shared: AtomicBool,
     /// Whether the report's summary goes to stderr (`HEISEN_SUMMARY`,
     /// turned off by a backend where another process prints it).
@@ -627,7 +624,6 @@ impl Runtime {
             off: AtomicBool::new(config.disabled),
             notes: Mutex::new(problems),
             pairs: Mutex::new(Vec::new()),
-            probe_reference: AtomicU64::new(0),
             shared: AtomicBool::new(false),
             summary: AtomicBool::new(config.summary),
             monitor,
@@ -914,18 +910,6 @@ impl Runtime {
             .store(ns, Ordering::Relaxed);
     }
 
-    /// The speed probe's time when the costs were calibrated (R1 tracked,
-    /// `calibrate::probe`), ns per batch; 0 until measured.
-    #[inline]
-    pub fn probe_reference(&self) -> u64 {
-        self.probe_reference.load(Ordering::Relaxed)
-    }
-
-    /// Sets the speed probe's reference (the runtime's calibration does).
-    pub fn set_probe_reference(&self, probe: u64) {
-        self.probe_reference.store(probe, Ordering::Relaxed);
-    }
-
     /// The kernel's calibration: enter and exit, and the generic release
     /// and merge costs (R1).
     pub fn calibration(&self) -> Calibration {
@@ -977,7 +961,6 @@ impl Runtime {
                     }
                 })
                 .collect(),
-            probe_reference: self.probe_reference(),
             pairs: self.pairs(),
         }
     }
@@ -998,7 +981,6 @@ impl Runtime {
         }
         let cost = |(whole, inside): (u64, u64)| Cost { whole, inside };
         self.set_region_costs(cost(costs.enter), cost(costs.exit));
-        self.set_probe_reference(costs.probe_reference);
         for pair in &costs.pairs {
             self.note_pair(pair.clone());
         }
@@ -1047,8 +1029,6 @@ pub struct Calibrated {
     pub exit: (u64, u64),
     /// Every registered action's costs.
     pub actions: Vec<CalibratedAction>,
-    /// The speed probe's reference (R1 tracked).
-    pub probe_reference: u64,
     /// How each region path was calibrated.
     pub pairs: Vec<crate::report::PairCalibration>,
 }

@@ -15,7 +15,6 @@ use heisen_core::stats::Communicated;
 use heisen_core::wildcard::{Match, ReorderDetector};
 use heisen_core::{Cost, Dependency, Exchange, Exited, KernelError, Merged, Snapshot};
 
-use crate::calibrate;
 use crate::current;
 use crate::monitor::{self, Slot};
 use crate::runtime::{ActionId, Runtime, runtime};
@@ -84,25 +83,9 @@ pub struct ThreadState {
     /// This thread's slot in the live monitor's table (R10).
     monitor: Option<Slot>,
     /// Measured time from which a region enter or exit publishes again;
-    /// `u64::MAX` without a monitor.
+    /// `u64::MAX` without a monitor. The hot paths compare their clock
+    /// read with it alone.
     publish_at: u64,
-    /// Measured time of the next sampling window (R1 tracked,
-    /// `calibrate::Sampler`); `u64::MAX` when not tracking or during one.
-    probe_at: u64,
-    /// The earlier of `publish_at` and `probe_at`: the hot paths compare
-    /// their clock read with it alone.
-    slow_at: u64,
-    /// What this thread's costs are scaled by, in `calibrate::SCALE_ONE`
-    /// units (R1 tracked): what its region pairs cost it against their
-    /// calibrated cost.
-    scale: u64,
-    /// The in-situ sampler of what a pair costs this program now.
-    sampler: calibrate::Sampler,
-    /// The sampler's block filled: it ends at the next enter's clock read.
-    block_full: bool,
-    /// Regions entered, and not yet exited, without instrumentation in a
-    /// sampling window's plain block.
-    skipped: u32,
 }
 
 /// The empty statistics every thread starts from, copied into its state
@@ -136,13 +119,6 @@ impl ThreadState {
             .calibration(calibration);
         let monitor = rt.monitor().and_then(|m| m.slot(slot));
         let publish_at = if monitor.is_some() { 0 } else { u64::MAX };
-        // Calibration's scratch states (SCRATCH, SCRATCH_PEER) never sample: a
-        // window inside a calibration loop would change what it times.
-        let probe_at = if rt.config().tracked && index < SCRATCH_PEER {
-            start
-        } else {
-            u64::MAX
-        };
         // SAFETY: the caller's guarantees; every field is written once,
         // through raw pointers (no reference to the uninitialised state),
         // the two big tables by copying statics (plain bytes, no drop glue
@@ -166,12 +142,6 @@ impl ThreadState {
             ptr::addr_of_mut!((*s).epoch).write(epoch);
             ptr::addr_of_mut!((*s).monitor).write(monitor);
             ptr::addr_of_mut!((*s).publish_at).write(publish_at);
-            ptr::addr_of_mut!((*s).probe_at).write(probe_at);
-            ptr::addr_of_mut!((*s).slow_at).write(publish_at.min(probe_at));
-            ptr::addr_of_mut!((*s).scale).write(calibrate::SCALE_ONE);
-            ptr::addr_of_mut!((*s).sampler).write(calibrate::Sampler::new());
-            ptr::addr_of_mut!((*s).block_full).write(false);
-            ptr::addr_of_mut!((*s).skipped).write(0);
         }
     }
 
@@ -195,15 +165,12 @@ impl ThreadState {
     /// Enters region `region` from call site `site` (R1, R2, R7).
     #[inline]
     pub fn enter(&mut self, region: u32, site: u32) {
-        if self.sampler.active() && self.skip_enter() {
-            return;
-        }
         let t = self.now();
         if let Err(e) = self.kernel.on_enter(region, site, t) {
             self.errors.count(e);
         }
-        if t >= self.slow_at {
-            self.periodic(t, true);
+        if t >= self.publish_at {
+            self.periodic();
         }
     }
 
@@ -212,16 +179,12 @@ impl ThreadState {
     /// hook; R1).
     #[inline(always)]
     pub fn enter_costing(&mut self, region: u32, site: u32, cost: Cost) {
-        if self.sampler.active() && self.skip_enter() {
-            return;
-        }
         let t = self.now();
-        let cost = calibrate::scaled_cost(cost, self.scale);
         if let Err(e) = self.kernel.on_enter_costing(region, site, t, cost) {
             self.errors.count(e);
         }
-        if t >= self.slow_at {
-            self.periodic(t, true);
+        if t >= self.publish_at {
+            self.periodic();
         }
     }
 
@@ -229,12 +192,7 @@ impl ThreadState {
     /// (R1); otherwise as [`ThreadState::exit`].
     #[inline(always)]
     pub fn exit_costing(&mut self, region: u32, cost: Cost) -> Result<(), KernelError> {
-        if self.skipped > 0 {
-            self.skipped -= 1; // its enter was skipped (R1 tracked)
-            return Ok(());
-        }
         let t = self.now();
-        let cost = calibrate::scaled_cost(cost, self.scale);
         let exited = self.kernel.on_exit_costing(region, t, cost);
         self.exited(t, exited)
     }
@@ -257,8 +215,8 @@ impl ThreadState {
                 Err(e)
             }
         };
-        if t >= self.slow_at {
-            self.periodic(t, false);
+        if t >= self.publish_at {
+            self.periodic();
         }
         result
     }
@@ -269,12 +227,7 @@ impl ThreadState {
     /// `Location::on_exit_unwinding_costing`). Counted in the report.
     #[inline(always)]
     pub fn exit_unwinding_costing(&mut self, region: u32, cost: Cost) -> Result<(), KernelError> {
-        if self.skipped > 0 {
-            self.skipped -= 1; // its enter was skipped (R1 tracked)
-            return Ok(());
-        }
         let t = self.now();
-        let cost = calibrate::scaled_cost(cost, self.scale);
         let (stats, errors) = (&mut self.stats, &mut self.errors);
         let exited = self
             .kernel
@@ -289,10 +242,6 @@ impl ThreadState {
     /// region that is not the innermost open one is refused and counted.
     #[inline]
     pub fn exit(&mut self, region: u32) -> Result<(), KernelError> {
-        if self.skipped > 0 {
-            self.skipped -= 1; // its enter was skipped (R1 tracked)
-            return Ok(());
-        }
         let t = self.now();
         let exited = self.kernel.on_exit(region, t);
         self.exited(t, exited)
@@ -330,8 +279,8 @@ impl ThreadState {
             self.errors.count(e);
             *out = Record::EMPTY;
         }
-        if t >= self.slow_at {
-            self.periodic(t, false);
+        if t >= self.publish_at {
+            self.periodic();
         }
     }
 
@@ -505,8 +454,8 @@ impl ThreadState {
                 unmerged(begin, end)
             });
         self.publish_if_monitored();
-        if end >= self.slow_at {
-            self.periodic(end, false);
+        if end >= self.publish_at {
+            self.periodic();
         }
         merged
     }
@@ -543,8 +492,8 @@ impl ThreadState {
                 unmerged(begin, end)
             });
         self.publish_if_monitored();
-        if end >= self.slow_at {
-            self.periodic(end, false);
+        if end >= self.publish_at {
+            self.periodic();
         }
         merged
     }
@@ -593,93 +542,25 @@ impl ThreadState {
         let epoch = self.rt.calibration_epoch();
         if epoch != self.epoch {
             let (calibration, epoch) = self.rt.calibration_with_epoch();
-            self.kernel
-                .set_calibration(calibrate::scaled_calibration(calibration, self.scale));
+            self.kernel.set_calibration(calibration);
             self.epoch = epoch;
         }
     }
 
-    /// `action`'s calibrated cost at this thread's current speed (R1
-    /// tracked, `calibrate::Sampler`).
+    /// `action`'s calibrated cost (R1).
     #[inline]
     fn cost(&self, action: ActionId) -> Cost {
-        calibrate::scaled_cost(self.rt.cost(action), self.scale)
+        self.rt.cost(action)
     }
 
-    /// The slow path of an event whose clock read `t` reached `slow_at`
-    /// (`entering`: a region enter): publish to the monitor, open an
-    /// in-situ sampling window at an enter, whichever is due.
+    /// The slow path of an event whose clock read `t` reached
+    /// `publish_at`: publish to the live monitor (R10).
     #[cold]
     #[inline(never)]
-    fn periodic(&mut self, t: u64, entering: bool) {
-        if t >= self.publish_at && self.monitor.is_some() {
+    fn periodic(&mut self) {
+        if self.monitor.is_some() {
             self.publish();
         }
-        if entering && t >= self.probe_at && !self.sampler.active() {
-            self.sampler.start(self.rt.now());
-            self.block_full = false;
-            self.probe_at = u64::MAX; // set again when the window closes
-        }
-        self.slow_at = self.publish_at.min(self.probe_at);
-    }
-
-    /// An enter inside a sampling window (R1 tracked,
-    /// `calibrate::Sampler`): ends the block that filled (at a clock read
-    /// of its own, taken in both kinds of block alike) unless a skipped
-    /// region is still open, counts the enter, and says whether to skip
-    /// it (a plain block: no clock read, no kernel, no statistics; its
-    /// exit is skipped too).
-    #[inline(always)]
-    fn skip_enter(&mut self) -> bool {
-        if self.block_full && self.skipped == 0 {
-            self.block_full = false;
-            if self.block_end() {
-                return false;
-            }
-        }
-        self.block_full |= self.sampler.count();
-        if self.sampler.instrumenting() {
-            false
-        } else {
-            self.skipped += 1;
-            true
-        }
-    }
-
-    /// A block ended now; true when the window closed with it.
-    #[cold]
-    #[inline(never)]
-    fn block_end(&mut self) -> bool {
-        let t = self.rt.now();
-        let closed = self.sampler.block_end(t);
-        if closed {
-            self.window_closed(t);
-        }
-        closed
-    }
-
-    /// A sampling window closed: every cost this thread charges from now
-    /// on is scaled by what a region pair costs the program against the
-    /// pair's calibrated cost (R1 tracked).
-    fn window_closed(&mut self, t: u64) {
-        let rt = self.rt;
-        let reference = rt.calibration();
-        let pair = reference.enter.whole + reference.exit.whole;
-        if let Some(e) = self.sampler.estimate() {
-            let added = (e.max(0.0) * calibrate::SCALE_ONE as f64).round() as u64;
-            if let Some(scale) = calibrate::scale_between(pair * calibrate::SCALE_ONE, added) {
-                self.scale = scale;
-                self.kernel
-                    .set_calibration(calibrate::scaled_calibration(reference, scale));
-            }
-        }
-        self.probe_at = t.saturating_add(calibrate::PROBE_INTERVAL);
-        self.slow_at = self.publish_at.min(self.probe_at);
-    }
-
-    /// This thread's current cost scale, in `calibrate::SCALE_ONE` units.
-    pub fn cost_scale(&self) -> u64 {
-        self.scale
     }
 
     /// The thread ends now: its final release, for a join (R8).
@@ -710,7 +591,6 @@ impl ThreadState {
             let path = self.kernel.snapshot();
             slot.publish(time, self.end.is_some(), &path);
             self.publish_at = time.saturating_add(monitor::INTERVAL);
-            self.slow_at = self.publish_at.min(self.probe_at);
         }
     }
 
@@ -728,7 +608,6 @@ impl ThreadState {
                 slot.publish(t, self.end.is_some(), &path);
             }
             self.publish_at = t.saturating_add(monitor::INTERVAL);
-            self.slow_at = self.publish_at.min(self.probe_at);
         }
     }
 }

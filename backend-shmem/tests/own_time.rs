@@ -13,7 +13,6 @@ use heisen_shmem::with_current;
 fn runtime() -> &'static heisen_shmem::Runtime {
     let config = heisen_shmem::Config {
         output: env!("CARGO_TARGET_TMPDIR").into(),
-        tracked: false,
         ..heisen_shmem::Config::from_env()
     };
     heisen_shmem::runtime::init_with(config).unwrap_or_else(|e| e.0)

@@ -8,29 +8,25 @@ use core::hint::black_box;
 use core::ptr;
 
 use heisen_core::{Cost, Dependency};
-use heisen_shmem::calibrate::{ns, overhead, per_call, to_reference};
+use heisen_shmem::calibrate::{ns, overhead, per_call};
 use heisen_shmem::runtime::{ActionId, Runtime};
 use heisen_shmem::thread::calibrating;
 use heisen_shmem::{Record, with_current};
 
 use crate::{Actions, objects, real, threads};
 
-/// A cost of `whole` ns whose part `before` falls before its clock read,
-/// multiplied by `f` (`to_reference`).
-fn split_at(f: f64, whole: f64, before: f64) -> Cost {
-    let whole = ns(whole * f);
+/// A cost of `whole` ns whose part `before` falls before its clock read.
+fn split_at(whole: f64, before: f64) -> Cost {
+    let whole = ns(whole);
     Cost {
         whole,
-        inside: whole.saturating_sub(ns(before * f)),
+        inside: whole.saturating_sub(ns(before)),
     }
 }
 
 /// Calibrates every action; the objects live on the heap for the length
 /// of the calibration.
 pub(crate) fn all(rt: &'static Runtime, a: &Actions) {
-    // R1 tracked: the interposer calibrates after the runtime, maybe at
-    // another speed; its costs are stored at the runtime's reference speed.
-    let f = to_reference(rt);
     let before = calibrating(rt, || {
         overhead(
             rt,
@@ -68,8 +64,8 @@ pub(crate) fn all(rt: &'static Runtime, a: &Actions) {
             },
         )
     });
-    rt.set_cost(a.mutex_unlock, split_at(f, unlock, before));
-    rt.set_cost(a.mutex_lock, split_at(f, pair - unlock, before));
+    rt.set_cost(a.mutex_unlock, split_at(unlock, before));
+    rt.set_cost(a.mutex_lock, split_at(pair - unlock, before));
     // R5: libc's own acquire, half of its lock+unlock pair, is work inside
     // the acquire's begin and end reads, not a wait (`ThreadState::end`).
     // SAFETY: as above.
@@ -106,17 +102,17 @@ pub(crate) fn all(rt: &'static Runtime, a: &Actions) {
         );
         (read, write)
     });
-    rt.set_cost(a.rwlock_unlock, split_at(f, rw_unlock, before));
-    rt.set_cost(a.rwlock_rdlock, split_at(f, read - rw_unlock, before));
-    rt.set_cost(a.rwlock_wrlock, split_at(f, write - rw_unlock, before));
-    waits(rt, a, (f, before), unlock, m);
+    rt.set_cost(a.rwlock_unlock, split_at(rw_unlock, before));
+    rt.set_cost(a.rwlock_rdlock, split_at(read - rw_unlock, before));
+    rt.set_cost(a.rwlock_wrlock, split_at(write - rw_unlock, before));
+    waits(rt, a, before, unlock, m);
 }
 
 /// Condition variables, barriers, semaphores and threads.
 fn waits(
     rt: &'static Runtime,
     a: &Actions,
-    (f, before): (f64, f64),
+    before: f64,
     unlock: f64,
     m: *mut libc::pthread_mutex_t,
 ) {
@@ -152,14 +148,14 @@ fn waits(
         }),
         None => 0.0,
     };
-    rt.set_cost(a.cond_signal, split_at(f, signal, before));
+    rt.set_cost(a.cond_signal, split_at(signal, before));
     // The wait's release of the mutex is charged as an unlock.
-    rt.set_cost(a.cond_wait, split_at(f, wait - unlock, before));
-    barriers_semaphores_threads(rt, a, (f, before));
+    rt.set_cost(a.cond_wait, split_at(wait - unlock, before));
+    barriers_semaphores_threads(rt, a, before);
 }
 
 /// Barriers, semaphores and threads.
-fn barriers_semaphores_threads(rt: &'static Runtime, a: &Actions, (f, before): (f64, f64)) {
+fn barriers_semaphores_threads(rt: &'static Runtime, a: &Actions, before: f64) {
     let mut b = Box::new(unsafe { core::mem::zeroed::<libc::pthread_barrier_t>() });
     let b: *mut libc::pthread_barrier_t = &mut *b;
     let mut s = Box::new(unsafe { core::mem::zeroed::<libc::sem_t>() });
@@ -197,14 +193,14 @@ fn barriers_semaphores_threads(rt: &'static Runtime, a: &Actions, (f, before): (
             },
         )
     });
-    rt.set_cost(a.barrier_wait, split_at(f, barrier, before));
+    rt.set_cost(a.barrier_wait, split_at(barrier, before));
     let post = calibrating(rt, || {
         per_call(rt, || {
             black_box(with_current(|x| x.release_split(a.sem_post)));
         })
     });
-    rt.set_cost(a.sem_post, split_at(f, post, before));
-    rt.set_cost(a.sem_wait, split_at(f, sem - post, before));
+    rt.set_cost(a.sem_post, split_at(post, before));
+    rt.set_cost(a.sem_wait, split_at(sem - post, before));
     // Threads: the create's release and the join's merge, without the
     // thread's creation (which both versions pay).
     let create = calibrating(rt, || {
@@ -220,6 +216,6 @@ fn barriers_semaphores_threads(rt: &'static Runtime, a: &Actions, (f, before): (
             }
         })
     });
-    rt.set_cost(a.create, split_at(f, create, before));
-    rt.set_cost(a.join, split_at(f, join, before));
+    rt.set_cost(a.create, split_at(create, before));
+    rt.set_cost(a.join, split_at(join, before));
 }
