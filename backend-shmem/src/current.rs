@@ -13,7 +13,8 @@
 //! reserve of 512 bytes for libraries opened later with `dlopen` (the
 //! block of `libheisen.so` is about 200 bytes); jemalloc's shared library
 //! uses the same model. Each copy of the runtime code (one per heisen
-//! library in a process) has its own variable: the symbol is hidden.
+//! library in a process) has its own variable: the symbol is hidden. The
+//! interposers' re-entry flag ([`reentry`]) lives beside it the same way.
 //! Elsewhere it is a plain `thread_local!`.
 
 use crate::thread::Thread;
@@ -35,6 +36,74 @@ mod imp {
         ".zero 8",
         ".popsection",
     );
+
+    // The interposers' re-entry flag (`super::inside`), beside it.
+    core::arch::global_asm!(
+        ".pushsection .tbss,\"awT\",@nobits",
+        ".globl heisen_shmem_inside",
+        ".hidden heisen_shmem_inside",
+        ".type heisen_shmem_inside, @object",
+        ".size heisen_shmem_inside, 1",
+        "heisen_shmem_inside:",
+        ".zero 1",
+        ".popsection",
+    );
+
+    /// The calling thread's re-entry flag.
+    #[inline(always)]
+    pub(crate) fn inside() -> bool {
+        let v: u32;
+        // SAFETY: reads this thread's instance of the 1-byte TLS variable
+        // declared above, by the initial-exec sequence (see `get`).
+        #[allow(unsafe_code)] // reason: the initial-exec TLS read
+        unsafe {
+            core::arch::asm!(
+                "mov {o}, qword ptr [rip + heisen_shmem_inside@GOTTPOFF]",
+                "movzx {v:e}, byte ptr fs:[{o}]",
+                o = out(reg) _,
+                v = out(reg) v,
+                options(nostack, readonly, preserves_flags),
+            );
+        }
+        v != 0
+    }
+
+    /// An identity of the calling thread, unique among live threads and
+    /// never 0: the address of its instance of the re-entry flag.
+    #[inline(always)]
+    pub(crate) fn thread_key() -> usize {
+        let a: usize;
+        // SAFETY: computes an address from the thread pointer (`fs:0`
+        // holds it, x86-64 TLS ABI) and the GOT's offset; reads nothing
+        // else.
+        #[allow(unsafe_code)] // reason: the initial-exec TLS address
+        unsafe {
+            core::arch::asm!(
+                "mov {a}, qword ptr fs:[0]",
+                "add {a}, qword ptr [rip + heisen_shmem_inside@GOTTPOFF]",
+                a = out(reg) a,
+                options(nostack, readonly, pure),
+            );
+        }
+        a
+    }
+
+    /// Sets the calling thread's re-entry flag.
+    #[inline(always)]
+    pub(crate) fn set_inside(on: bool) {
+        // SAFETY: writes this thread's instance of the variable (see
+        // `inside`).
+        #[allow(unsafe_code)] // reason: the initial-exec TLS write
+        unsafe {
+            core::arch::asm!(
+                "mov {o}, qword ptr [rip + heisen_shmem_inside@GOTTPOFF]",
+                "mov byte ptr fs:[{o}], {v}",
+                o = out(reg) _,
+                v = in(reg_byte) u8::from(on),
+                options(nostack, preserves_flags),
+            );
+        }
+    }
 
     /// The calling thread's slot pointer (null: none).
     #[inline(always)]
@@ -80,6 +149,26 @@ mod imp {
 
     std::thread_local! {
         static CURRENT: Cell<*const Thread> = const { Cell::new(core::ptr::null()) };
+        static INSIDE: Cell<bool> = const { Cell::new(false) };
+    }
+
+    /// The calling thread's re-entry flag.
+    #[inline]
+    pub(crate) fn inside() -> bool {
+        INSIDE.with(Cell::get)
+    }
+
+    /// Sets the calling thread's re-entry flag.
+    #[inline]
+    pub(crate) fn set_inside(on: bool) {
+        INSIDE.with(|c| c.set(on));
+    }
+
+    /// An identity of the calling thread, unique among live threads and
+    /// never 0: the address of its instance of the re-entry flag.
+    #[inline]
+    pub(crate) fn thread_key() -> usize {
+        INSIDE.with(|c| core::ptr::from_ref(c) as usize)
     }
 
     /// The calling thread's slot pointer (null: none, or the thread is
@@ -98,3 +187,31 @@ mod imp {
 }
 
 pub(crate) use imp::{get, set};
+
+/// A per-thread re-entry flag for interposers (the pthread interposer's
+/// calls made from heisen's own code go straight to the originals): set
+/// while heisen's part of an interposed call runs. Initial-exec like the
+/// slot pointer, so that testing it costs a load, not a call to
+/// `__tls_get_addr` (about 11 instructions a call). Each copy of this code
+/// has its own flag.
+pub mod reentry {
+    /// Whether heisen's part of an interposed call runs on this thread.
+    #[inline(always)]
+    pub fn inside() -> bool {
+        super::imp::inside()
+    }
+
+    /// Sets or clears it.
+    #[inline(always)]
+    pub fn set_inside(on: bool) {
+        super::imp::set_inside(on);
+    }
+
+    /// An identity of the calling thread for owner fields: unique among
+    /// the live threads of the process and never 0 (the address of the
+    /// thread's flag; a load and an add, where `pthread_self` is a call).
+    #[inline(always)]
+    pub fn thread_key() -> usize {
+        super::imp::thread_key()
+    }
+}

@@ -32,12 +32,12 @@ mod real;
 mod table;
 pub mod threads;
 
-use core::cell::Cell;
 use core::panic::AssertUnwindSafe;
 use core::sync::atomic::{AtomicBool, Ordering};
 use std::panic::catch_unwind;
 use std::sync::OnceLock;
 
+use heisen_shmem::reentry;
 use heisen_shmem::runtime::ActionId;
 
 use crate::table::Table;
@@ -87,18 +87,14 @@ extern "C" fn in_forked_child() {
     FORKED.store(true, Ordering::Relaxed);
 }
 
-std::thread_local! {
-    /// Set while heisen's own code runs on this thread: interposed calls
-    /// made from it go straight to the originals.
-    static INSIDE: Cell<bool> = const { Cell::new(false) };
-}
-
-/// Clears [`INSIDE`] when heisen's part of a call is done.
+/// Clears the thread's re-entry flag (`heisen_shmem::reentry`, set while
+/// heisen's own code runs on this thread: interposed calls made from it go
+/// straight to the originals) when heisen's part of a call is done.
 struct Inside;
 
 impl Drop for Inside {
     fn drop(&mut self) {
-        let _ = INSIDE.try_with(|c| c.set(false));
+        reentry::set_inside(false);
     }
 }
 
@@ -112,29 +108,19 @@ pub(crate) fn hook<R>(f: impl FnOnce(&'static State) -> R) -> Option<R> {
     if FORKED.load(Ordering::Relaxed) {
         return None;
     }
-    let entered = INSIDE
-        .try_with(|c| {
-            if c.get() {
-                false
-            } else {
-                c.set(true);
-                true
-            }
-        })
-        .unwrap_or(false);
-    if !entered {
+    if reentry::inside() {
         return None;
     }
+    reentry::set_inside(true);
     let _inside = Inside;
     catch_unwind(AssertUnwindSafe(|| f(state))).ok()
 }
 
-/// The calling thread's identity as an owner (`pthread_self`, cheap and
-/// unique among live threads).
-#[inline]
+/// The calling thread's identity as an owner (unique among live threads,
+/// never 0; `heisen_shmem::reentry::thread_key`).
+#[inline(always)]
 pub(crate) fn me() -> usize {
-    // SAFETY: pthread_self has no preconditions.
-    unsafe { libc::pthread_self() as usize }
+    reentry::thread_key()
 }
 
 // ----- set-up and the message at exit -----------------------------------

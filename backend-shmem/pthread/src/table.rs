@@ -40,12 +40,32 @@ impl<E: Default> Table<E> {
 
 impl<E> Table<E> {
     /// The entry of the object at `key`, bound on first use; `None` (and
-    /// counted) when the table has no room for it.
-    #[inline]
+    /// counted) when the table has no room for it. The common case, an
+    /// object found at its home index, is inlined into the caller; the rest
+    /// ([`Table::probe`]) is not.
+    #[inline(always)]
     pub(crate) fn get(&self, key: usize) -> Option<&E> {
+        let i = self.home(key);
+        if let (Some(k), Some(e)) = (self.keys.get(i), self.entries.get(i))
+            && k.load(Ordering::Acquire) == key
+        {
+            return Some(e);
+        }
+        self.probe(key, i)
+    }
+
+    /// The home index of `key`: Fibonacci hashing of the address without
+    /// its alignment bits.
+    #[inline(always)]
+    fn home(&self, key: usize) -> usize {
+        ((key >> 3).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 20) & (self.keys.len() - 1)
+    }
+
+    /// Linear probing from index `i`: finds `key`, or binds it to the
+    /// first free entry; `None` (counted) after [`PROBES`] entries.
+    #[inline(never)]
+    fn probe(&self, key: usize, mut i: usize) -> Option<&E> {
         let mask = self.keys.len() - 1;
-        // Fibonacci hashing of the address without its alignment bits.
-        let mut i = ((key >> 3).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 20) & mask;
         for _ in 0..PROBES {
             let k = self.keys[i].load(Ordering::Acquire);
             if k == key {
