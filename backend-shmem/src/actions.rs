@@ -306,9 +306,18 @@ fn calibrate_wrappers(rt: &'static Runtime, a: &Actions) {
             })
         })
     };
-    // Mutex: the pair against std's pair; the release alone; the acquire
-    // is the rest.
-    let mutex_release = release(a.mutex_release);
+    // Mutex: the pair against std's pair; the release alone, kept in a
+    // hand-off slot as the mutex keeps it (lazily); the acquire is the rest.
+    let mutex_release = scratch(rt, || {
+        let slot = crate::handoff::Slot::new();
+        calibrate::per_call(rt, || {
+            // SAFETY: the slot is this loop's own; no other thread sees it.
+            #[allow(unsafe_code)] // reason: the slot's contract
+            unsafe {
+                slot.release_into(a.mutex_release);
+            }
+        })
+    });
     let mutex_pair = scratch(rt, || {
         let (ours, std) = (Mutex::new(0u64), std::sync::Mutex::new(0u64));
         calibrate::overhead(

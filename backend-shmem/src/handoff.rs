@@ -8,14 +8,17 @@
 //! the releases of a reader-writer lock's readers, which release
 //! concurrently, for the next writer.
 
-use crate::Record;
 use crate::runtime::ActionId;
 use crate::sync::{Mutex, UnsafeCell, const_unless_loom};
 use crate::thread::with_current;
+use crate::{PendingRecord, Record};
 
 /// The record of a lock's last release, guarded by the lock it belongs to.
+/// It is kept lazily ([`PendingRecord`]): the next acquire is most often
+/// the releasing thread's own, which merges nothing and reads only who
+/// released; another thread's acquire materialises it.
 #[derive(Debug)]
-pub struct Slot(UnsafeCell<Record>);
+pub struct Slot(UnsafeCell<PendingRecord>);
 
 // SAFETY: every access happens while the owning lock is held (see the
 // module docs), so no two threads touch the record at once.
@@ -26,7 +29,7 @@ impl Slot {
     const_unless_loom! {
         /// An empty slot: the first acquire merges nothing (R3).
         pub fn new() -> Slot {
-            Slot(UnsafeCell::new(Record::EMPTY))
+            Slot(UnsafeCell::new(PendingRecord::EMPTY))
         }
     }
 
@@ -39,23 +42,36 @@ impl Slot {
     #[allow(unsafe_code)] // reason: see the safety section
     pub unsafe fn read(&self) -> Record {
         // SAFETY: the lock is held, so no writer is active (module docs).
-        self.0.with(|p| unsafe { *p })
+        self.0.with(|p| unsafe { (*p).piggyback() })
     }
 
-    /// Runs `f` on the last release's record in place (no copy).
+    /// Runs `f` on the last release's record, materialised.
     ///
     /// # Safety
     /// As [`Slot::read`]: the caller holds the lock this slot belongs to.
     #[inline]
     #[allow(unsafe_code)] // reason: see the safety section
     pub unsafe fn with<R>(&self, f: impl FnOnce(&Record) -> R) -> R {
+        // SAFETY: as `read`.
+        f(&unsafe { self.read() })
+    }
+
+    /// Runs `f` on the last release's record as it is kept (no copy): for
+    /// an acquire that first asks whose release it is.
+    ///
+    /// # Safety
+    /// As [`Slot::read`]: the caller holds the lock this slot belongs to.
+    #[inline]
+    #[allow(unsafe_code)] // reason: see the safety section
+    pub unsafe fn with_pending<R>(&self, f: impl FnOnce(&PendingRecord) -> R) -> R {
         // SAFETY: the lock is held, so no writer is active (module docs).
         self.0.with(|p| f(unsafe { &*p }))
     }
 
     /// Stores the calling thread's release of `action` (R3, R8), made by
-    /// the thread's state where it is kept: the 240-byte record is not
-    /// passed out through the call and copied again. An unmeasured
+    /// the thread's state where it is kept, lazily: the record is not
+    /// passed out through the call and copied again, and its per-region
+    /// values are left for a reader to materialise. An unmeasured
     /// thread's release carries no record (R3).
     ///
     /// # Safety
@@ -66,8 +82,8 @@ impl Slot {
         // SAFETY: the lock is held exclusively (module docs).
         self.0.with_mut(|p| {
             let record = unsafe { &mut *p };
-            if with_current(|s| s.release_split_into(action, record)).is_none() {
-                *record = Record::EMPTY;
+            if with_current(|s| s.release_split_pending(action, record)).is_none() {
+                *record = PendingRecord::EMPTY;
             }
         });
     }
@@ -80,7 +96,8 @@ impl Slot {
     #[allow(unsafe_code)] // reason: see the safety section
     pub unsafe fn write(&self, record: Record) {
         // SAFETY: the lock is held exclusively (module docs).
-        self.0.with_mut(|p| unsafe { *p = record });
+        self.0
+            .with_mut(|p| unsafe { *p = PendingRecord::from(record) });
     }
 }
 

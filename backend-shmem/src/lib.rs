@@ -80,6 +80,11 @@ pub type Kernel = heisen_core::Location<SELECTED, DEPTH>;
 /// The record a release carries (R3).
 pub type Record = heisen_core::Piggyback<SELECTED>;
 
+/// A release's record kept lazily where it waits for its merge (a lock's
+/// hand-off slot): materialised only by a reader that merges another
+/// thread's release (`heisen_core::Pending`).
+pub type PendingRecord = heisen_core::Pending<SELECTED>;
+
 /// A thread's bounded statistics (R12).
 pub type Stats = heisen_core::stats::Profile<REGIONS, COMMS, LOOPS>;
 

@@ -147,7 +147,7 @@ impl<T: ?Sized> Mutex<T> {
         #[allow(unsafe_code)] // reason: the slot's contract
         unsafe {
             self.slot
-                .with(|record| with_current(|s| taken_at_once(s, record, own, other)));
+                .with_pending(|record| with_current(|s| taken_at_once(s, record, own, other)));
         }
     }
 
@@ -290,16 +290,23 @@ pub(crate) fn crossed(s: &crate::ThreadState, record: &crate::Record) -> bool {
 /// [`acquire_dependency`]).
 #[inline]
 pub fn takes_back(s: &crate::ThreadState, record: &crate::Record) -> bool {
+    takes_back_from(s, record.location)
+}
+
+/// [`takes_back`] for a release by `location`.
+#[inline]
+fn takes_back_from(s: &crate::ThreadState, location: u32) -> bool {
     let k = s.kernel();
-    record.location == k.id() && k.form() == heisen_core::Form::Timestamped
+    location == k.id() && k.form() == heisen_core::Form::Timestamped
 }
 
 /// The merge of a lock's acquire that took the lock at once, without a
 /// wait (R8; R5 with `w = 0`), of the release in `record`: the thread's
 /// own release taken back is the charge of `own` alone, with no clock
-/// read ([`crate::ThreadState::merge_own`]); another thread's is merged
-/// at one clock read, charging `crossed` (R1: its record comes from the
-/// other core's cache), an unmeasured one's charging `own`.
+/// read ([`crate::ThreadState::merge_own`]) and without materialising the
+/// record; another thread's is merged at one clock read, charging
+/// `crossed` (R1: its record comes from the other core's cache), an
+/// unmeasured one's charging `own`.
 ///
 /// The record in the lock is its last release's, so an own record means
 /// that no other thread held the lock since: every release stores one
@@ -307,13 +314,14 @@ pub fn takes_back(s: &crate::ThreadState, record: &crate::Record) -> bool {
 #[inline]
 pub fn taken_at_once(
     s: &mut crate::ThreadState,
-    record: &crate::Record,
+    pending: &crate::PendingRecord,
     own: ActionId,
     crossed_action: ActionId,
 ) {
-    if takes_back(s, record) {
+    if takes_back_from(s, pending.location()) {
         s.merge_own(own);
     } else {
+        let record = &pending.piggyback();
         let action = if crossed(s, record) {
             crossed_action
         } else {

@@ -414,6 +414,27 @@ impl ThreadState {
         self.release_costing_into(t, cost.inside, out);
     }
 
+    /// [`Self::release_split_into`] keeping the record lazily
+    /// ([`crate::PendingRecord`]: a copy of the kernel's path values; the
+    /// per-region arithmetic is left to a reader that needs it).
+    #[inline]
+    pub fn release_split_pending(&mut self, action: ActionId, out: &mut crate::PendingRecord) {
+        self.refresh();
+        let cost = self.cost(action);
+        self.kernel.on_overhead(cost.outside());
+        let t = self.now();
+        if self.monitor.is_some() {
+            self.publish_release(t); // as in `release_costing_into`
+        }
+        if let Err(e) = self.kernel.on_release_costing_pending(t, cost.inside, out) {
+            self.errors.count(e);
+            *out = crate::PendingRecord::EMPTY;
+        }
+        if t >= self.publish_at {
+            self.periodic();
+        }
+    }
+
     /// The arrival at an n-to-n synchronisation (barrier): charges the part
     /// of `action`'s cost before the arrival's clock read and returns the
     /// read with the entry record every participant combines (R6).

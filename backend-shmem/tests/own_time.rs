@@ -121,7 +121,7 @@ fn taking_back_an_own_release_without_a_clock_read_is_the_timed_merge() {
         // Both paths are followed by a release at one later clock read.
         let later = s.now() + 1_000_000_000;
 
-        heisen_shmem::mutex::taken_at_once(s, &own, action, action);
+        heisen_shmem::mutex::taken_at_once(s, &own.into(), action, action);
         assert_eq!(
             s.kernel().last_measured(),
             start.last_measured(),

@@ -110,4 +110,4 @@ pub use exchange::Exchange;
 pub use location::{Config, Exited, FrameKind, KernelError, Location, Merged, PathState};
 pub use merge::{Dependency, Form};
 pub use path::Snapshot;
-pub use piggyback::{DecodeError, EncodeError, Flags, Piggyback};
+pub use piggyback::{DecodeError, EncodeError, Flags, Pending, Piggyback};

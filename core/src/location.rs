@@ -29,7 +29,7 @@ use crate::calibration::{Calibration, Cost};
 use crate::exchange::Exchange;
 use crate::merge::{self, Dependency, Form};
 use crate::path::Snapshot;
-use crate::piggyback::{Flags, Piggyback};
+use crate::piggyback::{Flags, Pending, Piggyback};
 
 /// Slot value of a frame whose region is not selected.
 const NO_SLOT: u8 = u8::MAX;
@@ -802,6 +802,57 @@ impl<const K: usize, const D: usize> Location<K, D> {
         self.charge(cost);
         self.record_into(now, self.clock, out);
         Ok(())
+    }
+
+    /// [`Location::on_release_costing_into`] keeping the record in the
+    /// location's lazy representation ([`Pending`]): the same release, the
+    /// same delay; the reader materialises the values it needs.
+    #[inline]
+    pub fn on_release_costing_pending(
+        &mut self,
+        t: u64,
+        cost: u64,
+        out: &mut Pending<K>,
+    ) -> Result<(), KernelError> {
+        self.check_time(t)?;
+        let now = self.advance(t, 0);
+        // R1: taking the record is an instrumentation action.
+        self.charge(cost);
+        self.pending_into(now, out);
+        Ok(())
+    }
+
+    /// The lazy form of [`Location::record_into`] at the current clock.
+    #[inline]
+    fn pending_into(&self, now: i64, out: &mut Pending<K>) {
+        let mut flags = Flags::DELAY;
+        if self.form == Form::Timestamped {
+            flags = flags.with(Flags::TIMESTAMP);
+        }
+        let p = &mut out.base;
+        p.location = self.id;
+        p.delay = self.delay;
+        p.approximated = now;
+        // R9: a stopped or not-yet-started location sends no path data.
+        if self.path_state != PathState::Active {
+            *p = Piggyback {
+                flags,
+                location: self.id,
+                delay: self.delay,
+                approximated: now,
+                ..Piggyback::EMPTY
+            };
+            return;
+        }
+        p.flags = flags.with(Flags::PATH);
+        p.longest = self.clock + self.longest;
+        p.transfer = self.transfer;
+        p.inclusive = self.inclusive;
+        p.exclusive = self.exclusive;
+        p.net = self.net;
+        out.clock = self.clock;
+        out.active = self.active;
+        out.top = self.top_slot();
     }
 
     // ----- merges (R4, R5, R6, R7) ------------------------------------------

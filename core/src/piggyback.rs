@@ -236,6 +236,87 @@ impl<const K: usize> Default for Piggyback<K> {
     }
 }
 
+/// A release's record kept in the sender's own lazy representation (R3,
+/// R7): the path values of the selected regions as the location holds
+/// them, with the path clock and which regions were open, so that taking
+/// the record is a copy and the per-region arithmetic is done only by a
+/// reader that needs the values ([`Pending::piggyback`]). For a lock,
+/// whose next acquire is most often the releasing thread's own and merges
+/// nothing, that moves the work off the common path. The values read back
+/// are exactly those the release's [`Piggyback`] would carry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pending<const K: usize> {
+    /// The header as the piggyback carries it; the arrays hold the
+    /// location's bases (for `inclusive` and `net`: before the open
+    /// regions' and the closed regions' share of `clock` is added;
+    /// `exclusive`: before the top region's).
+    pub(crate) base: Piggyback<K>,
+    /// The path clock at the release.
+    pub(crate) clock: i64,
+    /// Open frames per selected region (R7: an open region's inclusive
+    /// share grows with the clock, a closed one's net does).
+    pub(crate) active: [u32; K],
+    /// The selected region on top of the stack, or none.
+    pub(crate) top: u8,
+}
+
+impl<const K: usize> Pending<K> {
+    /// No release yet: reads back as [`Piggyback::EMPTY`].
+    pub const EMPTY: Self = Pending {
+        base: Piggyback::EMPTY,
+        clock: 0,
+        active: [0; K],
+        top: u8::MAX,
+    };
+
+    /// The releasing location (R7's tie-break; [`NO_LOCATION`] for none).
+    #[inline]
+    pub const fn location(&self) -> u32 {
+        self.base.location
+    }
+
+    /// Which fields the record carries.
+    #[inline]
+    pub const fn flags(&self) -> Flags {
+        self.base.flags
+    }
+
+    /// The record itself, materialised.
+    #[inline]
+    pub fn piggyback(&self) -> Piggyback<K> {
+        let mut p = self.base;
+        if !p.flags.contains(Flags::PATH) {
+            return p; // no path data (R9): the arrays are zero already
+        }
+        let clock = self.clock;
+        for k in 0..K {
+            let open = self.active[k] > 0;
+            p.inclusive[k] += if open { clock } else { 0 };
+            p.net[k] += if open { 0 } else { clock };
+        }
+        if let Some(e) = p.exclusive.get_mut(usize::from(self.top)) {
+            *e += clock;
+        }
+        p
+    }
+}
+
+impl<const K: usize> From<Piggyback<K>> for Pending<K> {
+    /// A record already materialised (no region open, no clock to add).
+    fn from(base: Piggyback<K>) -> Self {
+        Pending {
+            base,
+            ..Pending::EMPTY
+        }
+    }
+}
+
+impl<const K: usize> Default for Pending<K> {
+    fn default() -> Self {
+        Self::EMPTY
+    }
+}
+
 impl<const K: usize> fmt::Debug for Piggyback<K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Piggyback")

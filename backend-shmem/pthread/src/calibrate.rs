@@ -45,7 +45,14 @@ pub(crate) fn all(rt: &'static Runtime, a: &Actions) {
             })
         })
     };
-    let unlock = release(a.mutex_unlock);
+    // The unlock keeps its record in the mutex's slot, lazily.
+    let unlock = calibrating(rt, || {
+        let slot = heisen_shmem::handoff::Slot::new();
+        per_call(rt, || {
+            // SAFETY: the slot is this loop's own; no other thread sees it.
+            unsafe { slot.release_into(a.mutex_unlock) };
+        })
+    });
     let mut m = Box::new(libc::PTHREAD_MUTEX_INITIALIZER);
     let m: *mut libc::pthread_mutex_t = &mut *m;
     // SAFETY (all calls below): `m`, `l`, `c`, `b`, `s` are valid,

@@ -85,14 +85,15 @@ pub(crate) fn after_lock(st: &'static State, a: Acquiring, rc: c_int, waited: bo
     let lock = st.actions.mutex_lock;
     // SAFETY: the mutex is held by this thread.
     unsafe {
-        e.slot.with(|previous| {
+        e.slot.with_pending(|previous| {
             if !waited {
                 // A successful trylock: the path of a lock found free
                 // (`lock_at_once`), charged as the lock (no calibration
                 // of its own).
                 with_current(|s| taken_at_once(s, previous, lock, lock));
             } else if let Some(begin) = a.begin {
-                with_current(|s| s.end(begin, &[Dependency::immediate(previous)], lock));
+                let previous = previous.piggyback();
+                with_current(|s| s.end(begin, &[Dependency::immediate(&previous)], lock));
             }
         });
     }
@@ -128,7 +129,7 @@ pub(crate) fn lock_at_once(st: &'static State, m: *mut pthread_mutex_t) -> Optio
     // SAFETY: the mutex is held by this thread.
     unsafe {
         e.slot
-            .with(|previous| with_current(|s| taken_at_once(s, previous, lock, lock)));
+            .with_pending(|previous| with_current(|s| taken_at_once(s, previous, lock, lock)));
     }
     Some(rc)
 }
