@@ -43,6 +43,15 @@ pub struct RwState {
     readers: Readers,
 }
 
+impl RwState {
+    fn reset(&self) {
+        self.writer.store(0, Ordering::Relaxed);
+        let _ = self.readers.take();
+        // SAFETY: nobody holds a lock being initialised or destroyed (POSIX).
+        unsafe { self.slot.write(Record::EMPTY) };
+    }
+}
+
 /// A condition variable's notifications.
 #[derive(Debug, Default)]
 pub struct CondState {
@@ -170,13 +179,27 @@ pub unsafe extern "C-unwind" fn pthread_mutex_init(
     unsafe { real::pthread_mutex_init(m, attr) }
 }
 
-/// `pthread_mutex_destroy`: the entry is reset for the next object.
+/// `pthread_mutex_destroy`: the entry is reset and freed for the next
+/// object (R12: the table never fills with destroyed objects).
 #[unsafe(no_mangle)]
 pub unsafe extern "C-unwind" fn pthread_mutex_destroy(m: *mut pthread_mutex_t) -> c_int {
     // SAFETY: the caller's argument, passed on.
     let rc = unsafe { real::pthread_mutex_destroy(m) };
     if rc == 0 {
-        hook(|st| st.mutexes.get(m as usize).map(MutexState::reset));
+        hook(|st| st.mutexes.remove(m as usize, MutexState::reset));
+    }
+    rc
+}
+
+/// `pthread_cond_destroy`: the entry is freed for the next object (its
+/// notices need no reset: a wait merges only a notice posted after it
+/// began).
+#[unsafe(no_mangle)]
+pub unsafe extern "C-unwind" fn pthread_cond_destroy(c: *mut pthread_cond_t) -> c_int {
+    // SAFETY: the caller's argument, passed on.
+    let rc = unsafe { real::pthread_cond_destroy(c) };
+    if rc == 0 {
+        hook(|st| st.conds.remove(c as usize, |_| {}));
     }
     rc
 }
@@ -369,16 +392,21 @@ pub unsafe extern "C-unwind" fn pthread_rwlock_init(
     l: *mut pthread_rwlock_t,
     attr: *const libc::pthread_rwlockattr_t,
 ) -> c_int {
-    hook(|st| {
-        if let Some(e) = st.rwlocks.get(l as usize) {
-            e.writer.store(0, Ordering::Relaxed);
-            let _ = e.readers.take();
-            // SAFETY: nobody holds a lock being initialised (POSIX).
-            unsafe { e.slot.write(Record::EMPTY) };
-        }
-    });
+    hook(|st| st.rwlocks.get(l as usize).map(RwState::reset));
     // SAFETY: the caller's arguments, passed on.
     unsafe { real::pthread_rwlock_init(l, attr) }
+}
+
+/// `pthread_rwlock_destroy`: the entry is reset and freed for the next
+/// object.
+#[unsafe(no_mangle)]
+pub unsafe extern "C-unwind" fn pthread_rwlock_destroy(l: *mut pthread_rwlock_t) -> c_int {
+    // SAFETY: the caller's argument, passed on.
+    let rc = unsafe { real::pthread_rwlock_destroy(l) };
+    if rc == 0 {
+        hook(|st| st.rwlocks.remove(l as usize, RwState::reset));
+    }
+    rc
 }
 
 /// `pthread_rwlock_unlock`: a writer's release is stored for everyone; a

@@ -70,12 +70,15 @@ originals! {
     pthread_rwlock_trywrlock(l: *mut pthread_rwlock_t) -> c_int;
     pthread_rwlock_timedwrlock(l: *mut pthread_rwlock_t, t: *const timespec) -> c_int;
     pthread_rwlock_unlock(l: *mut pthread_rwlock_t) -> c_int;
+    pthread_rwlock_destroy(l: *mut pthread_rwlock_t) -> c_int;
     pthread_barrier_init(b: *mut pthread_barrier_t, a: *const libc::pthread_barrierattr_t, n: libc::c_uint) -> c_int;
     pthread_barrier_wait(b: *mut pthread_barrier_t) -> c_int;
+    pthread_barrier_destroy(b: *mut pthread_barrier_t) -> c_int;
     pthread_cond_wait(c: *mut pthread_cond_t, m: *mut pthread_mutex_t) -> c_int;
     pthread_cond_timedwait(c: *mut pthread_cond_t, m: *mut pthread_mutex_t, t: *const timespec) -> c_int;
     pthread_cond_signal(c: *mut pthread_cond_t) -> c_int;
     pthread_cond_broadcast(c: *mut pthread_cond_t) -> c_int;
+    pthread_cond_destroy(c: *mut pthread_cond_t) -> c_int;
     pthread_create(t: *mut pthread_t, a: *const pthread_attr_t, f: extern "C-unwind" fn(*mut c_void) -> *mut c_void, arg: *mut c_void) -> c_int;
     pthread_join(t: pthread_t, r: *mut *mut c_void) -> c_int;
     pthread_detach(t: pthread_t) -> c_int;
@@ -84,6 +87,7 @@ originals! {
     sem_trywait(s: *mut sem_t) -> c_int;
     sem_timedwait(s: *mut sem_t, t: *const timespec) -> c_int;
     sem_post(s: *mut sem_t) -> c_int;
+    sem_destroy(s: *mut sem_t) -> c_int;
 }
 
 /// `pthread_exit`'s original (it does not return).

@@ -64,6 +64,23 @@ pub unsafe extern "C-unwind" fn pthread_barrier_init(
     rc
 }
 
+/// `pthread_barrier_destroy`: the entry is freed for the next object
+/// (`init` sets it up again).
+#[unsafe(no_mangle)]
+pub unsafe extern "C-unwind" fn pthread_barrier_destroy(b: *mut pthread_barrier_t) -> c_int {
+    // SAFETY: the caller's argument, passed on.
+    let rc = unsafe { real::pthread_barrier_destroy(b) };
+    if rc == 0 {
+        hook(|st| {
+            st.barriers.remove(b as usize, |e| {
+                e.count.store(0, Ordering::Relaxed);
+                *e.episode.lock().unwrap_or_else(|p| p.into_inner()) = Episode::default();
+            });
+        });
+    }
+    rc
+}
+
 /// The arrival: fold this thread's entry record into the episode.
 pub(crate) fn arrive(st: &'static State, b: *mut pthread_barrier_t) -> Option<Arrival> {
     let e = st.barriers.get(b as usize)?;
@@ -145,6 +162,21 @@ impl Permits {
         }
         self.records.pop_front()
     }
+}
+
+/// `sem_destroy`: the entry is emptied and freed for the next object.
+#[unsafe(no_mangle)]
+pub unsafe extern "C-unwind" fn sem_destroy(s: *mut sem_t) -> c_int {
+    // SAFETY: the caller's argument, passed on.
+    let rc = unsafe { real::sem_destroy(s) };
+    if rc == 0 {
+        hook(|st| {
+            st.sems.remove(s as usize, |e| {
+                *e.permits.lock().unwrap_or_else(|p| p.into_inner()) = Permits::default();
+            });
+        });
+    }
+    rc
 }
 
 /// `sem_init`: `value` permits without records.

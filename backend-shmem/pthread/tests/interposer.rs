@@ -450,6 +450,23 @@ fn condvars_barriers_rwlocks_and_semaphores_behave_as_without_heisen() {
     assert_eq!(sane_locations(&r).len(), 58);
 }
 
+/// Mutexes, condition variables, reader-writer locks, barriers and
+/// semaphores made and destroyed all run long, 12,000 of each, each at an
+/// address of its own (beyond every table, R12), 16 alive at once: each
+/// destroy frees its slot, so none goes unmeasured and nothing is printed
+/// at exit (without the freeing, 26,663 mutex calls went unmeasured).
+#[test]
+fn objects_made_and_destroyed_beyond_the_tables_are_all_measured() {
+    let d = dir("churn");
+    let exe = build_with("churn.c", "cc", &[], &d);
+    let o = same_both_ways(&exe, &[], 3, &d.join("out"));
+    no_stderr(&o);
+    let r = report(&d.join("out"));
+    assert_eq!(r["runtime"]["running_at_exit"], 0);
+    // main and one partner a round (their slots reused once ended)
+    assert_eq!(sane_locations(&r).len(), 12_001);
+}
+
 #[test]
 fn thread_trees_detached_never_joined_and_more_threads_than_the_table_holds() {
     let d = dir("threads_life");
