@@ -54,6 +54,11 @@ pub fn kernel_parts(rt: &'static Runtime, a: &Actions) -> (f64, f64) {
     (send, recv)
 }
 
+/// The regions [`wrapper_paths`] enters, in its order: every rank interns
+/// them at set-up, calibrating or not (`setup`), so that a default
+/// selection (R7) is the same on every rank.
+pub const PATH_REGIONS: [&str; 3] = ["MPI_Irecv", "MPI_Send", "MPI_Wait"];
+
 /// Times the whole wrapper paths (module docs) and sets the costs.
 pub fn wrapper_paths(m: &Mpi) {
     let rt = m.runtime;

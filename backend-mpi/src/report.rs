@@ -90,6 +90,11 @@ fn write_run(m: &Mpi, own: &Path, summary: bool) {
     let dir = own.parent().unwrap_or(Path::new("."));
     match merge_files(dir, m.size) {
         Ok(run) => {
+            for name in unentered(&run, m.runtime.config().regions.as_deref().unwrap_or(&[])) {
+                eprintln!(
+                    "heisen: HEISEN_REGIONS names `{name}`, which no rank entered (check the spelling)"
+                );
+            }
             let path = dir.join(RUN_FILE);
             let text = run.to_string() + "\n";
             if let Err(e) = std::fs::write(&path, text) {
@@ -100,6 +105,28 @@ fn write_run(m: &Mpi, own: &Path, summary: bool) {
         }
         Err(e) => eprintln!("heisen: no run report: {e}"),
     }
+}
+
+/// The names of `listed` (HEISEN_REGIONS) that no location of the run
+/// entered.
+fn unentered<'a>(run: &Value, listed: &'a [String]) -> Vec<&'a str> {
+    let entered: std::collections::HashSet<u64> = run["locations"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|l| l["regions"].as_array().into_iter().flatten())
+        .filter_map(|r| r["region"].as_u64())
+        .collect();
+    listed
+        .iter()
+        .filter(|name| {
+            !run["regions"].as_array().into_iter().flatten().any(|r| {
+                r["name"] == name.as_str()
+                    && r["id"].as_u64().is_some_and(|id| entered.contains(&id))
+            })
+        })
+        .map(String::as_str)
+        .collect()
 }
 
 /// Adds this rank's MPI figures to its report: rank, size, merge form,
@@ -200,11 +227,47 @@ pub fn merge(reports: &[Value]) -> Value {
         runtimes.push(json!({"runtime": report["runtime"], "mpi": report["mpi"]}));
     }
     let mut header = reports.first().map_or(Value::Null, |r| r["header"].clone());
+    // The longest rank's selection (ranks that entered fewer regions
+    // have fewer slots in use, named alike where they have them).
+    if let Some(longest) = reports
+        .iter()
+        .map(|r| &r["header"]["selected"])
+        .max_by_key(|s| s.as_array().map_or(0, Vec::len))
+    {
+        header["selected"] = longest.clone();
+    }
     // The selected regions' ids, renumbered like the others.
     for s in header["selected"].as_array_mut().into_iter().flatten() {
         if let Some(new) = s["name"].as_str().and_then(|n| ids.get(n)) {
             s["id"] = json!(new);
         }
+    }
+    // R7: share k is region k of the selection of the rank that computed
+    // it, and the shares travel between ranks; ranks that selected
+    // different regions in one slot (HEISEN_REGIONS unset, different
+    // first regions) mixed them, and no name labels them. The run report
+    // then names none, and says which rank selected what. A slot that
+    // some ranks leave unused (they entered fewer regions) carries
+    // nothing from them, and is named by the others.
+    let selections: Vec<Vec<String>> = reports
+        .iter()
+        .map(|r| {
+            r["header"]["selected"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|s| s["name"].as_str().unwrap_or("?").to_owned())
+                .collect()
+        })
+        .collect();
+    let width = selections.iter().map(Vec::len).max().unwrap_or(0);
+    let differ = (0..width).any(|k| {
+        let mut names = selections.iter().filter_map(|s| s.get(k));
+        let first = names.next();
+        names.any(|n| Some(n) != first)
+    });
+    if differ {
+        header["selected"] = json!([]);
     }
     // Each rank's memory: the runtime's tables and the request table (R12).
     let memory: u64 = runtimes
@@ -224,6 +287,8 @@ pub fn merge(reports: &[Value]) -> Value {
             "memory_bytes": memory,
             // the largest residual clock alignment error of any rank (`align`)
             "clock_error_ns": reports.iter().filter_map(|r| r["mpi"]["clock"]["error_ns"].as_u64()).max(),
+            // each rank's selection, when they differ (R7; see above)
+            "selections_differ": differ.then_some(&selections),
             "ranks_detail": runtimes,
         },
     })
@@ -264,6 +329,12 @@ pub fn summary_text(run: &Value, path: &Path) -> String {
             ms(num(&l["measured_end"]) - num(&l["start"])),
             ms(num(&l["approximated_end"]) - num(&l["approximated_start"])),
             reorders
+        );
+    }
+    if run["mpi"]["selections_differ"].is_array() {
+        let _ = writeln!(
+            out,
+            "ranks selected different regions (HEISEN_REGIONS unset): no share of the critical path can be named; set HEISEN_REGIONS"
         );
     }
     let longest = locations

@@ -120,6 +120,13 @@ fn set_up(rt: &'static Runtime) -> Mpi {
     // R7 ties break by location id: unique across the run (`ids`),
     // `rank << 12` onwards for a rank's first 4,096 threads.
     rt.set_location_ids(LocationIds::rank(rank as u32, size as u32));
+    // R7: without HEISEN_REGIONS the first names a process interns are
+    // its selected regions. The node's calibration enters the regions of
+    // its wrapper paths on one rank only; every rank interns them now, in
+    // that order, so that they select alike.
+    for name in crate::calibrate::PATH_REGIONS {
+        let _ = rt.region_id(name);
+    }
     // A thread measured before the MPI started (a C region, a thread
     // interposer) takes its rank-based id now.
     with_current(|s| {

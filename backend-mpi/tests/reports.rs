@@ -84,6 +84,102 @@ fn delay_only_form_and_one_summary_from_rank_0() {
     assert!(stderr.contains("critical path"), "{stderr}");
 }
 
+/// Runs `selection.c` in `mode` on 2 ranks with the default selection
+/// (HEISEN_REGIONS unset) and a summary; the run report and stderr.
+fn selection_run(dir: &Path, mode: &str) -> (Value, String) {
+    selection_run_with(dir, mode, &[("HEISEN_SUMMARY", "1")])
+}
+
+fn selection_run_with(dir: &Path, mode: &str, vars: &[(&str, &str)]) -> (Value, String) {
+    let exe = build("selection", dir);
+    let out = dir.join(mode);
+    std::fs::create_dir_all(&out).expect("output directory");
+    let run = run_with(&exe, 2, Some(&library()), &out, &out, &[mode], vars);
+    let stderr = String::from_utf8_lossy(&run.stderr).into_owned();
+    assert!(run.status.success(), "selection {mode} failed: {stderr}");
+    let text = std::fs::read_to_string(out.join("heisen.mpi.json")).expect("run report");
+    (serde_json::from_str(&text).expect("JSON"), stderr)
+}
+
+fn selected_names(run: &Value) -> Vec<&str> {
+    run["header"]["selected"]
+        .as_array()
+        .expect("selected")
+        .iter()
+        .map(|s| s["name"].as_str().expect("a name"))
+        .collect()
+}
+
+/// R7 across ranks with the default selection: the node's calibration,
+/// which runs on rank 0 only, enters three MPI calls before the program
+/// does; every rank interns those names first, so ranks that then enter
+/// the same calls select alike, and a rank that entered fewer regions
+/// leaves its later slots empty. The run report names the longest
+/// selection.
+#[test]
+fn ranks_select_alike_by_default_whichever_rank_calibrates() {
+    let dir = scratch("reports-selection");
+    let (run, stderr) = selection_run(&dir, "same");
+    assert_eq!(
+        selected_names(&run),
+        [
+            "MPI_Irecv",
+            "MPI_Send",
+            "MPI_Wait",
+            "MPI_Barrier",
+            "MPI_Recv"
+        ],
+        "{}",
+        run["mpi"]
+    );
+    assert!(run["mpi"]["selections_differ"].is_null());
+    assert!(
+        stderr.contains("MPI_Recv"),
+        "the profile names it: {stderr}"
+    );
+}
+
+/// Ranks whose first regions differ select different regions in one slot
+/// (R7): their shares were mixed on the way, so the run report names none
+/// and lists each rank's selection, and the summary says to set
+/// `HEISEN_REGIONS`.
+#[test]
+fn a_run_report_names_no_share_when_ranks_selected_differently() {
+    let dir = scratch("reports-selection-order");
+    let (run, stderr) = selection_run(&dir, "order");
+    assert!(selected_names(&run).is_empty(), "{}", run["header"]);
+    let per_rank = run["mpi"]["selections_differ"]
+        .as_array()
+        .expect("each rank's selection");
+    assert_eq!(per_rank.len(), 2);
+    assert_eq!(per_rank[0][3], "MPI_Recv");
+    assert_eq!(per_rank[1][3], "MPI_Barrier");
+    assert!(stderr.contains("set HEISEN_REGIONS"), "{stderr}");
+}
+
+/// A listed region that only some ranks enter is no mistake (rank 0
+/// receives, rank 1 sends); one that no rank enters is, and rank 0 says
+/// so once, for the run.
+#[test]
+fn a_listed_region_no_rank_entered_is_one_line_from_rank_0() {
+    let dir = scratch("reports-selection-listed");
+    let (run, stderr) = selection_run_with(
+        &dir,
+        "order",
+        &[("HEISEN_REGIONS", "MPI_Recv,MPI_Send,nosuch")],
+    );
+    assert_eq!(selected_names(&run), ["MPI_Recv", "MPI_Send", "nosuch"]);
+    let lines: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("heisen:"))
+        .collect();
+    assert_eq!(
+        lines,
+        ["heisen: HEISEN_REGIONS names `nosuch`, which no rank entered (check the spelling)"],
+        "{stderr}"
+    );
+}
+
 #[test]
 fn requests_beyond_the_table_run_unmeasured_and_are_counted() {
     let dir = scratch("reports-overflow");
