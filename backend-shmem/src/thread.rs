@@ -268,6 +268,20 @@ impl ThreadState {
     /// [`Self::release_costing`] writing the record into `out`.
     #[inline]
     fn release_costing_into(&mut self, t: u64, cost: u64, out: &mut Record) {
+        self.release_with(t, |k| k.on_release_costing_into(t, cost, out))
+            .unwrap_or_else(|()| *out = Record::EMPTY);
+    }
+
+    /// A release at clock read `t` made by `release` (the kernel's eager
+    /// or lazy form), with what every release does around it: the live
+    /// monitor's sample, a refused call counted (`Err`: the caller empties
+    /// its record), the periodic work.
+    #[inline(always)]
+    fn release_with(
+        &mut self,
+        t: u64,
+        release: impl FnOnce(&mut Kernel) -> Result<(), KernelError>,
+    ) -> Result<(), ()> {
         if self.monitor.is_some() {
             // Before the release, from the record it is about to make: its
             // path values are those after it (the release's cost changes
@@ -275,13 +289,11 @@ impl ThreadState {
             // through one more copy on every release, monitor or not.
             self.publish_release(t);
         }
-        if let Err(e) = self.kernel.on_release_costing_into(t, cost, out) {
-            self.errors.count(e);
-            *out = Record::EMPTY;
-        }
+        let result = release(&mut self.kernel).map_err(|e| self.errors.count(e));
         if t >= self.publish_at {
             self.periodic();
         }
+        result
     }
 
     /// The record a release now would carry, without releasing (R6 entry
@@ -407,11 +419,19 @@ impl ThreadState {
     /// passes through the call.
     #[inline]
     pub fn release_split_into(&mut self, action: ActionId, out: &mut Record) {
+        let (t, inside) = self.release_split_begin(action);
+        self.release_costing_into(t, inside, out);
+    }
+
+    /// The part of a split release (R1) before its clock read: the new
+    /// calibration picked up, the cost outside charged; the read and the
+    /// cost still to charge after it.
+    #[inline(always)]
+    fn release_split_begin(&mut self, action: ActionId) -> (u64, u64) {
         self.refresh();
         let cost = self.cost(action);
         self.kernel.on_overhead(cost.outside());
-        let t = self.now();
-        self.release_costing_into(t, cost.inside, out);
+        (self.now(), cost.inside)
     }
 
     /// [`Self::release_split_into`] keeping the record lazily
@@ -419,20 +439,9 @@ impl ThreadState {
     /// per-region arithmetic is left to a reader that needs it).
     #[inline]
     pub fn release_split_pending(&mut self, action: ActionId, out: &mut crate::PendingRecord) {
-        self.refresh();
-        let cost = self.cost(action);
-        self.kernel.on_overhead(cost.outside());
-        let t = self.now();
-        if self.monitor.is_some() {
-            self.publish_release(t); // as in `release_costing_into`
-        }
-        if let Err(e) = self.kernel.on_release_costing_pending(t, cost.inside, out) {
-            self.errors.count(e);
-            *out = crate::PendingRecord::EMPTY;
-        }
-        if t >= self.publish_at {
-            self.periodic();
-        }
+        let (t, inside) = self.release_split_begin(action);
+        self.release_with(t, |k| k.on_release_costing_pending(t, inside, out))
+            .unwrap_or_else(|()| *out = crate::PendingRecord::EMPTY);
     }
 
     /// The arrival at an n-to-n synchronisation (barrier): charges the part
