@@ -731,6 +731,19 @@ impl<const K: usize, const D: usize> Location<K, D> {
     /// [`Location::record`] written into `p`, every field of it.
     #[inline]
     fn record_into(&self, now: i64, clock: i64, p: &mut Piggyback<K>) {
+        if self.record_bases_into(now, clock, p) {
+            // The lazy representation materialised in place (see path_at).
+            p.add_path_clock(clock, &self.active, self.top_slot());
+        }
+    }
+
+    /// Every field of a release's record at approximated time `now` and
+    /// path clock `clock`, the selected regions' values as the location
+    /// keeps them (their bases, before [`Piggyback::add_path_clock`]);
+    /// false when the record carries no path data (R9: a stopped or
+    /// not-yet-started location; the arrays are zero).
+    #[inline(always)]
+    fn record_bases_into(&self, now: i64, clock: i64, p: &mut Piggyback<K>) -> bool {
         let mut flags = Flags::DELAY;
         if self.form == Form::Timestamped {
             flags = flags.with(Flags::TIMESTAMP);
@@ -738,7 +751,8 @@ impl<const K: usize, const D: usize> Location<K, D> {
         p.location = self.id;
         p.delay = self.delay;
         p.approximated = now;
-        // R9: a stopped or not-yet-started location sends no path data.
+        // Field by field, in place: a whole `Piggyback` built and assigned
+        // goes through a copy on the stack (30 instructions a lock pair).
         if self.path_state != PathState::Active {
             p.flags = flags;
             p.longest = 0;
@@ -746,22 +760,15 @@ impl<const K: usize, const D: usize> Location<K, D> {
             p.inclusive = [0; K];
             p.exclusive = [0; K];
             p.net = [0; K];
-            return;
+            return false;
         }
         p.flags = flags.with(Flags::PATH);
         p.longest = clock + self.longest;
         p.transfer = self.transfer;
-        // The lazy representation materialised in place (see path_at).
-        for k in 0..K {
-            let open = self.active[k] > 0;
-            p.inclusive[k] = self.inclusive[k] + if open { clock } else { 0 };
-            p.net[k] = self.net[k] + if open { 0 } else { clock };
-        }
+        p.inclusive = self.inclusive;
         p.exclusive = self.exclusive;
-        let top = self.top_slot();
-        if top != NO_SLOT {
-            p.exclusive[usize::from(top)] += clock;
-        }
+        p.net = self.net;
+        true
     }
 
     /// A release at measured time `t` — send, unlock, barrier arrival,
@@ -796,12 +803,20 @@ impl<const K: usize, const D: usize> Location<K, D> {
         cost: u64,
         out: &mut Piggyback<K>,
     ) -> Result<(), KernelError> {
-        self.check_time(t)?;
-        let now = self.advance(t, 0);
-        // R1: packing the piggyback is an instrumentation action.
-        self.charge(cost);
+        let now = self.release_at(t, cost)?;
         self.record_into(now, self.clock, out);
         Ok(())
+    }
+
+    /// What every release at `t` does before its record is taken: the
+    /// interval up to `t` (R2), then its `cost` charged (R1: taking the
+    /// record is an instrumentation action); the approximated time.
+    #[inline(always)]
+    fn release_at(&mut self, t: u64, cost: u64) -> Result<i64, KernelError> {
+        self.check_time(t)?;
+        let now = self.advance(t, 0);
+        self.charge(cost);
+        Ok(now)
     }
 
     /// [`Location::on_release_costing_into`] keeping the record in the
@@ -814,45 +829,13 @@ impl<const K: usize, const D: usize> Location<K, D> {
         cost: u64,
         out: &mut Pending<K>,
     ) -> Result<(), KernelError> {
-        self.check_time(t)?;
-        let now = self.advance(t, 0);
-        // R1: taking the record is an instrumentation action.
-        self.charge(cost);
-        self.pending_into(now, out);
+        let now = self.release_at(t, cost)?;
+        if self.record_bases_into(now, self.clock, &mut out.base) {
+            out.clock = self.clock;
+            out.active = self.active;
+            out.top = self.top_slot();
+        }
         Ok(())
-    }
-
-    /// The lazy form of [`Location::record_into`] at the current clock.
-    #[inline]
-    fn pending_into(&self, now: i64, out: &mut Pending<K>) {
-        let mut flags = Flags::DELAY;
-        if self.form == Form::Timestamped {
-            flags = flags.with(Flags::TIMESTAMP);
-        }
-        let p = &mut out.base;
-        p.location = self.id;
-        p.delay = self.delay;
-        p.approximated = now;
-        // R9: a stopped or not-yet-started location sends no path data.
-        if self.path_state != PathState::Active {
-            *p = Piggyback {
-                flags,
-                location: self.id,
-                delay: self.delay,
-                approximated: now,
-                ..Piggyback::EMPTY
-            };
-            return;
-        }
-        p.flags = flags.with(Flags::PATH);
-        p.longest = self.clock + self.longest;
-        p.transfer = self.transfer;
-        p.inclusive = self.inclusive;
-        p.exclusive = self.exclusive;
-        p.net = self.net;
-        out.clock = self.clock;
-        out.active = self.active;
-        out.top = self.top_slot();
     }
 
     // ----- merges (R4, R5, R6, R7) ------------------------------------------

@@ -89,6 +89,24 @@ impl<const K: usize> Piggyback<K> {
         net: [0; K],
     };
 
+    /// Materialises a location's lazy path values (R7, 003 Fig. 2) held
+    /// in this record's arrays at path clock `clock`: an open region's
+    /// inclusive share and a closed one's net grow with the clock, and so
+    /// does the exclusive share of the region on top (`top`; none beyond
+    /// `K`).
+    #[inline(always)]
+    pub(crate) fn add_path_clock(&mut self, clock: i64, active: &[u32; K], top: u8) {
+        let shares = self.inclusive.iter_mut().zip(self.net.iter_mut());
+        for ((inclusive, net), frames) in shares.zip(active) {
+            let open = *frames > 0;
+            *inclusive += if open { clock } else { 0 };
+            *net += if open { 0 } else { clock };
+        }
+        if let Some(e) = self.exclusive.get_mut(usize::from(top)) {
+            *e += clock;
+        }
+    }
+
     /// Size in bytes of the wire encoding for this `K`.
     pub const ENCODED_LEN: usize = HEADER_LEN + 4 * 8 + 3 * 8 * K;
 
@@ -285,17 +303,9 @@ impl<const K: usize> Pending<K> {
     #[inline]
     pub fn piggyback(&self) -> Piggyback<K> {
         let mut p = self.base;
-        if !p.flags.contains(Flags::PATH) {
-            return p; // no path data (R9): the arrays are zero already
-        }
-        let clock = self.clock;
-        for k in 0..K {
-            let open = self.active[k] > 0;
-            p.inclusive[k] += if open { clock } else { 0 };
-            p.net[k] += if open { 0 } else { clock };
-        }
-        if let Some(e) = p.exclusive.get_mut(usize::from(self.top)) {
-            *e += clock;
+        if p.flags.contains(Flags::PATH) {
+            // (without path data, R9, the arrays are zero already)
+            p.add_path_clock(self.clock, &self.active, self.top);
         }
         p
     }
