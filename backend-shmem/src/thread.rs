@@ -170,7 +170,7 @@ impl ThreadState {
             self.errors.count(e);
         }
         if t >= self.publish_at {
-            self.periodic();
+            self.publish();
         }
     }
 
@@ -184,7 +184,7 @@ impl ThreadState {
             self.errors.count(e);
         }
         if t >= self.publish_at {
-            self.periodic();
+            self.publish();
         }
     }
 
@@ -216,7 +216,7 @@ impl ThreadState {
             }
         };
         if t >= self.publish_at {
-            self.periodic();
+            self.publish();
         }
         result
     }
@@ -253,7 +253,7 @@ impl ThreadState {
     pub fn release(&mut self, action: ActionId) -> Record {
         self.refresh();
         let t = self.now();
-        let cost = self.cost(action).whole;
+        let cost = self.rt.cost(action).whole;
         self.release_costing(t, cost)
     }
 
@@ -275,7 +275,7 @@ impl ThreadState {
     /// A release at clock read `t` made by `release` (the kernel's eager
     /// or lazy form), with what every release does around it: the live
     /// monitor's sample, a refused call counted (`Err`: the caller empties
-    /// its record), the periodic work.
+    /// its record), the live monitor's next sample when due.
     #[inline(always)]
     fn release_with(
         &mut self,
@@ -291,7 +291,7 @@ impl ThreadState {
         }
         let result = release(&mut self.kernel).map_err(|e| self.errors.count(e));
         if t >= self.publish_at {
-            self.periodic();
+            self.publish();
         }
         result
     }
@@ -323,7 +323,7 @@ impl ThreadState {
         deps: &[Dependency<'_, SELECTED>],
         action: ActionId,
     ) -> Merged {
-        let cost = self.cost(action).whole;
+        let cost = self.rt.cost(action).whole;
         self.merge_costing(begin, end, deps, cost)
     }
 
@@ -341,7 +341,7 @@ impl ThreadState {
     /// that falls before its begin clock read (R1) and returns the read.
     #[inline]
     pub fn begin(&mut self, action: ActionId) -> u64 {
-        self.kernel.on_overhead(self.cost(action).outside());
+        self.kernel.on_overhead(self.rt.cost(action).outside());
         self.now()
     }
 
@@ -356,7 +356,7 @@ impl ThreadState {
         action: ActionId,
     ) -> Merged {
         let end = self.now();
-        let cost = self.cost(action).inside;
+        let cost = self.rt.cost(action).inside;
         // R5 (001 eq. 5-11): the merge waited from `begin` to `end` less the
         // plain operation's own time (the lock's acquire, the deque's pop),
         // which the uninstrumented program spends as well. Counted as a
@@ -372,7 +372,7 @@ impl ThreadState {
     #[inline]
     pub fn merge_now(&mut self, deps: &[Dependency<'_, SELECTED>], action: ActionId) -> Merged {
         let t = self.now();
-        let cost = self.cost(action).whole;
+        let cost = self.rt.cost(action).whole;
         self.merge_costing(t, t, deps, cost)
     }
 
@@ -386,7 +386,7 @@ impl ThreadState {
         action: ActionId,
     ) -> Merged {
         let t = self.begin(action);
-        let cost = self.cost(action).inside;
+        let cost = self.rt.cost(action).inside;
         self.merge_costing(t, t, deps, cost)
     }
 
@@ -402,7 +402,7 @@ impl ThreadState {
     #[inline]
     pub fn merge_own(&mut self, action: ActionId) {
         debug_assert_eq!(self.kernel.form(), heisen_core::Form::Timestamped);
-        self.kernel.on_overhead(self.cost(action).whole);
+        self.kernel.on_overhead(self.rt.cost(action).whole);
     }
 
     /// A release action (unlock, push, notify, spawn), its cost split
@@ -429,7 +429,7 @@ impl ThreadState {
     #[inline(always)]
     fn release_split_begin(&mut self, action: ActionId) -> (u64, u64) {
         self.refresh();
-        let cost = self.cost(action);
+        let cost = self.rt.cost(action);
         self.kernel.on_overhead(cost.outside());
         (self.now(), cost.inside)
     }
@@ -449,7 +449,7 @@ impl ThreadState {
     /// read with the entry record every participant combines (R6).
     #[inline]
     pub fn arrive(&mut self, action: ActionId) -> (u64, Record) {
-        self.kernel.on_overhead(self.cost(action).outside());
+        self.kernel.on_overhead(self.rt.cost(action).outside());
         let t = self.now();
         (t, self.kernel.peek(t))
     }
@@ -461,7 +461,7 @@ impl ThreadState {
     #[inline]
     pub fn leave(&mut self, begin: u64, exchange: &Exchange<SELECTED>, action: ActionId) -> Merged {
         let end = self.now();
-        let cost = self.cost(action).inside;
+        let cost = self.rt.cost(action).inside;
         self.collective_costing(begin, end, exchange, cost)
     }
 
@@ -485,7 +485,7 @@ impl ThreadState {
             });
         self.publish_if_monitored();
         if end >= self.publish_at {
-            self.periodic();
+            self.publish();
         }
         merged
     }
@@ -499,7 +499,7 @@ impl ThreadState {
         exchange: &Exchange<SELECTED>,
         action: ActionId,
     ) -> Merged {
-        let cost = self.cost(action).whole;
+        let cost = self.rt.cost(action).whole;
         self.collective_costing(begin, end, exchange, cost)
     }
 
@@ -523,7 +523,7 @@ impl ThreadState {
             });
         self.publish_if_monitored();
         if end >= self.publish_at {
-            self.periodic();
+            self.publish();
         }
         merged
     }
@@ -577,22 +577,6 @@ impl ThreadState {
         }
     }
 
-    /// `action`'s calibrated cost (R1).
-    #[inline]
-    fn cost(&self, action: ActionId) -> Cost {
-        self.rt.cost(action)
-    }
-
-    /// The slow path of an event whose clock read `t` reached
-    /// `publish_at`: publish to the live monitor (R10).
-    #[cold]
-    #[inline(never)]
-    fn periodic(&mut self) {
-        if self.monitor.is_some() {
-            self.publish();
-        }
-    }
-
     /// The thread ends now: its final release, for a join (R8).
     fn end_now(&mut self, action: ActionId) -> Record {
         let record = self.release(action);
@@ -612,7 +596,9 @@ impl ThreadState {
     }
 
     /// Publishes now; the next enter or exit publishes again once
-    /// [`monitor::INTERVAL`] of measured time has passed.
+    /// [`monitor::INTERVAL`] of measured time has passed (`publish_at`,
+    /// which stays at `u64::MAX` without a monitor: the hot paths call
+    /// this only when their clock read reaches it).
     #[cold]
     #[inline(never)]
     fn publish(&mut self) {
