@@ -116,6 +116,22 @@ pub(crate) fn hook<R>(f: impl FnOnce(&'static State) -> R) -> Option<R> {
     catch_unwind(AssertUnwindSafe(|| f(state))).ok()
 }
 
+/// After an object's `*_destroy` returned `rc`: on success its entry in
+/// the table `of` gives is emptied by `clear` and its slot freed for the
+/// next object (R12: destroyed objects never fill a table). `rc` is
+/// returned unchanged.
+pub(crate) fn destroyed<E: 'static>(
+    rc: core::ffi::c_int,
+    key: usize,
+    of: impl FnOnce(&'static State) -> &'static Table<E>,
+    clear: impl FnOnce(&E),
+) -> core::ffi::c_int {
+    if rc == 0 {
+        hook(|st| of(st).remove(key, clear));
+    }
+    rc
+}
+
 /// The calling thread's identity as an owner (unique among live threads,
 /// never 0; `heisen_shmem::reentry::thread_key`).
 #[inline(always)]

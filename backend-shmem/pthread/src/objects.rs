@@ -16,7 +16,7 @@ use heisen_shmem::mutex::taken_at_once;
 use heisen_shmem::{Record, with_current};
 use libc::{pthread_cond_t, pthread_mutex_t, pthread_rwlock_t, timespec};
 
-use crate::{State, hook, me, real};
+use crate::{State, destroyed, hook, me, real};
 
 /// A mutex's owner, recursion depth and last release.
 #[derive(Debug, Default)]
@@ -185,10 +185,7 @@ pub unsafe extern "C-unwind" fn pthread_mutex_init(
 pub unsafe extern "C-unwind" fn pthread_mutex_destroy(m: *mut pthread_mutex_t) -> c_int {
     // SAFETY: the caller's argument, passed on.
     let rc = unsafe { real::pthread_mutex_destroy(m) };
-    if rc == 0 {
-        hook(|st| st.mutexes.remove(m as usize, MutexState::reset));
-    }
-    rc
+    destroyed(rc, m as usize, |st| &st.mutexes, MutexState::reset)
 }
 
 /// `pthread_cond_destroy`: the entry is freed for the next object (its
@@ -198,10 +195,7 @@ pub unsafe extern "C-unwind" fn pthread_mutex_destroy(m: *mut pthread_mutex_t) -
 pub unsafe extern "C-unwind" fn pthread_cond_destroy(c: *mut pthread_cond_t) -> c_int {
     // SAFETY: the caller's argument, passed on.
     let rc = unsafe { real::pthread_cond_destroy(c) };
-    if rc == 0 {
-        hook(|st| st.conds.remove(c as usize, |_| {}));
-    }
-    rc
+    destroyed(rc, c as usize, |st| &st.conds, |_| {})
 }
 
 /// `pthread_mutex_lock`: merges the previous release (R8).
@@ -403,10 +397,7 @@ pub unsafe extern "C-unwind" fn pthread_rwlock_init(
 pub unsafe extern "C-unwind" fn pthread_rwlock_destroy(l: *mut pthread_rwlock_t) -> c_int {
     // SAFETY: the caller's argument, passed on.
     let rc = unsafe { real::pthread_rwlock_destroy(l) };
-    if rc == 0 {
-        hook(|st| st.rwlocks.remove(l as usize, RwState::reset));
-    }
-    rc
+    destroyed(rc, l as usize, |st| &st.rwlocks, RwState::reset)
 }
 
 /// `pthread_rwlock_unlock`: a writer's release is stored for everyone; a

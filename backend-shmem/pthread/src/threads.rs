@@ -11,7 +11,7 @@ use heisen_core::{Dependency, Exchange};
 use heisen_shmem::{Record, SELECTED, thread, with_current};
 use libc::{pthread_attr_t, pthread_barrier_t, pthread_t, sem_t, timespec};
 
-use crate::{State, hook, real};
+use crate::{State, destroyed, hook, real};
 
 // ----- barriers (R6) -------------------------------------------------------
 
@@ -23,6 +23,15 @@ use crate::{State, hook, real};
 pub struct BarrierState {
     count: AtomicUsize,
     episode: Mutex<Episode>,
+}
+
+impl BarrierState {
+    /// A barrier for `count` threads, no episode under way (`init`; 0 at
+    /// `destroy`).
+    fn reset(&self, count: usize) {
+        self.count.store(count, Ordering::Relaxed);
+        *self.episode.lock().unwrap_or_else(|p| p.into_inner()) = Episode::default();
+    }
 }
 
 #[derive(Debug)]
@@ -54,12 +63,7 @@ pub unsafe extern "C-unwind" fn pthread_barrier_init(
     // SAFETY: the caller's arguments, passed on.
     let rc = unsafe { real::pthread_barrier_init(b, attr, count) };
     if rc == 0 {
-        hook(|st| {
-            if let Some(e) = st.barriers.get(b as usize) {
-                e.count.store(count as usize, Ordering::Relaxed);
-                *e.episode.lock().unwrap_or_else(|p| p.into_inner()) = Episode::default();
-            }
-        });
+        hook(|st| st.barriers.get(b as usize).map(|e| e.reset(count as usize)));
     }
     rc
 }
@@ -70,15 +74,7 @@ pub unsafe extern "C-unwind" fn pthread_barrier_init(
 pub unsafe extern "C-unwind" fn pthread_barrier_destroy(b: *mut pthread_barrier_t) -> c_int {
     // SAFETY: the caller's argument, passed on.
     let rc = unsafe { real::pthread_barrier_destroy(b) };
-    if rc == 0 {
-        hook(|st| {
-            st.barriers.remove(b as usize, |e| {
-                e.count.store(0, Ordering::Relaxed);
-                *e.episode.lock().unwrap_or_else(|p| p.into_inner()) = Episode::default();
-            });
-        });
-    }
-    rc
+    destroyed(rc, b as usize, |st| &st.barriers, |e| e.reset(0))
 }
 
 /// The arrival: fold this thread's entry record into the episode.
@@ -148,6 +144,16 @@ pub struct SemState {
     permits: Mutex<Permits>,
 }
 
+impl SemState {
+    /// `value` permits without records (`sem_init`; 0 at `sem_destroy`).
+    fn reset(&self, value: u64) {
+        *self.permits.lock().unwrap_or_else(|p| p.into_inner()) = Permits {
+            unrecorded: value,
+            records: heapless::Deque::new(),
+        };
+    }
+}
+
 #[derive(Debug, Default)]
 struct Permits {
     unrecorded: u64,
@@ -169,14 +175,7 @@ impl Permits {
 pub unsafe extern "C-unwind" fn sem_destroy(s: *mut sem_t) -> c_int {
     // SAFETY: the caller's argument, passed on.
     let rc = unsafe { real::sem_destroy(s) };
-    if rc == 0 {
-        hook(|st| {
-            st.sems.remove(s as usize, |e| {
-                *e.permits.lock().unwrap_or_else(|p| p.into_inner()) = Permits::default();
-            });
-        });
-    }
-    rc
+    destroyed(rc, s as usize, |st| &st.sems, |e| e.reset(0))
 }
 
 /// `sem_init`: `value` permits without records.
@@ -185,15 +184,7 @@ pub unsafe extern "C-unwind" fn sem_init(s: *mut sem_t, shared: c_int, value: c_
     // SAFETY: the caller's arguments, passed on.
     let rc = unsafe { real::sem_init(s, shared, value) };
     if rc == 0 {
-        hook(|st| {
-            if let Some(e) = st.sems.get(s as usize) {
-                let mut p = e.permits.lock().unwrap_or_else(|p| p.into_inner());
-                *p = Permits {
-                    unrecorded: u64::from(value),
-                    records: heapless::Deque::new(),
-                };
-            }
-        });
+        hook(|st| st.sems.get(s as usize).map(|e| e.reset(u64::from(value))));
     }
     rc
 }
