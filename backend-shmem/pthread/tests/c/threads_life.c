@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "live_threads.h"
+
 #define TOTAL 700
 #define WAVE 16
 
@@ -56,19 +58,6 @@ static void *node(void *arg) {
     pthread_join(a, &ra);
     pthread_join(b, &rb);
     return (void *)((long)ra + (long)rb);
-}
-
-/* Threads of this process alive now (Linux: /proc/self/status). */
-static int live_threads(void) {
-    FILE *f = fopen("/proc/self/status", "r");
-    char line[256];
-    int n = -1;
-    while (f && fgets(line, sizeof line, f))
-        if (sscanf(line, "Threads: %d", &n) == 1)
-            break;
-    if (f)
-        fclose(f);
-    return n;
 }
 
 static void *detached(void *arg) {

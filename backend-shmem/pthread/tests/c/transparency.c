@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "live_threads.h"
+
 #define WORKERS 4
 #define ROUNDS 200
 
@@ -70,19 +72,6 @@ static void *detached(void *arg) {
     sem_t *s = arg;
     sem_post(s);
     return NULL;
-}
-
-/* Threads of this process alive now (Linux: /proc/self/status). */
-static int live_threads(void) {
-    FILE *f = fopen("/proc/self/status", "r");
-    char line[256];
-    int n = -1;
-    while (f && fgets(line, sizeof line, f))
-        if (sscanf(line, "Threads: %d", &n) == 1)
-            break;
-    if (f)
-        fclose(f);
-    return n;
 }
 
 static void *exits_early(void *arg) {
