@@ -12,6 +12,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
+use heisen_core::report::MIXED_SLOT;
+
 use crate::requests;
 use crate::setup::{Mpi, guarded};
 use crate::sys;
@@ -227,48 +229,51 @@ pub fn merge(reports: &[Value]) -> Value {
         runtimes.push(json!({"runtime": report["runtime"], "mpi": report["mpi"]}));
     }
     let mut header = reports.first().map_or(Value::Null, |r| r["header"].clone());
-    // The longest rank's selection (ranks that entered fewer regions
-    // have fewer slots in use, named alike where they have them).
-    if let Some(longest) = reports
-        .iter()
-        .map(|r| &r["header"]["selected"])
-        .max_by_key(|s| s.as_array().map_or(0, Vec::len))
-    {
-        header["selected"] = longest.clone();
-    }
-    // The selected regions' ids, renumbered like the others.
-    for s in header["selected"].as_array_mut().into_iter().flatten() {
-        if let Some(new) = s["name"].as_str().and_then(|n| ids.get(n)) {
-            s["id"] = json!(new);
-        }
-    }
     // R7: share k is region k of the selection of the rank that computed
-    // it, and the shares travel between ranks; ranks that selected
-    // different regions in one slot (HEISEN_REGIONS unset, different
-    // first regions) mixed them, and no name labels them. The run report
-    // then names none, and says which rank selected what. A slot that
-    // some ranks leave unused (they entered fewer regions) carries
-    // nothing from them, and is named by the others.
-    let selections: Vec<Vec<String>> = reports
+    // it, and the shares travel between ranks. A slot every rank that uses
+    // it gave the same region is that region's share (ranks that entered
+    // fewer regions leave later slots unused: they carry nothing there).
+    // A slot ranks gave different regions (HEISEN_REGIONS unset,
+    // different first regions) mixed them on the way: it is named
+    // `MIXED_SLOT`, and `mpi.selections_differ` says which rank selected
+    // what. The other slots keep their names.
+    let selections: Vec<&[Value]> = reports
         .iter()
         .map(|r| {
             r["header"]["selected"]
                 .as_array()
-                .into_iter()
-                .flatten()
-                .map(|s| s["name"].as_str().unwrap_or("?").to_owned())
+                .map_or(&[][..], Vec::as_slice)
+        })
+        .collect();
+    let width = selections.iter().map(|s| s.len()).max().unwrap_or(0);
+    let mut mixed = Vec::new();
+    let selected: Vec<Value> = (0..width)
+        .map(|k| {
+            let mut slot = selections.iter().filter_map(|s| s.get(k));
+            let first = slot.next().cloned().unwrap_or(Value::Null);
+            if slot.all(|s| s["name"] == first["name"]) {
+                let mut s = first;
+                // renumbered like the other regions
+                if let Some(new) = s["name"].as_str().and_then(|n| ids.get(n)) {
+                    s["id"] = json!(new);
+                }
+                s
+            } else {
+                mixed.push(k);
+                json!({"id": u32::MAX, "name": MIXED_SLOT})
+            }
+        })
+        .collect();
+    header["selected"] = json!(selected);
+    let differ = !mixed.is_empty();
+    let selections: Vec<Vec<&str>> = selections
+        .iter()
+        .map(|s| {
+            s.iter()
+                .map(|s| s["name"].as_str().unwrap_or("?"))
                 .collect()
         })
         .collect();
-    let width = selections.iter().map(Vec::len).max().unwrap_or(0);
-    let differ = (0..width).any(|k| {
-        let mut names = selections.iter().filter_map(|s| s.get(k));
-        let first = names.next();
-        names.any(|n| Some(n) != first)
-    });
-    if differ {
-        header["selected"] = json!([]);
-    }
     // Each rank's memory: the runtime's tables and the request table (R12).
     let memory: u64 = runtimes
         .iter()
@@ -287,8 +292,10 @@ pub fn merge(reports: &[Value]) -> Value {
             "memory_bytes": memory,
             // the largest residual clock alignment error of any rank (`align`)
             "clock_error_ns": reports.iter().filter_map(|r| r["mpi"]["clock"]["error_ns"].as_u64()).max(),
-            // each rank's selection, when they differ (R7; see above)
+            // each rank's selection, when they differ (R7; see above),
+            // and the slots they differ in
             "selections_differ": differ.then_some(&selections),
+            "mixed_slots": differ.then_some(&mixed),
             "ranks_detail": runtimes,
         },
     })
@@ -331,10 +338,13 @@ pub fn summary_text(run: &Value, path: &Path) -> String {
             reorders
         );
     }
-    if run["mpi"]["selections_differ"].is_array() {
+    if let Some(slots) = run["mpi"]["mixed_slots"].as_array() {
+        let slots: Vec<String> = slots.iter().map(Value::to_string).collect();
         let _ = writeln!(
             out,
-            "ranks selected different regions (HEISEN_REGIONS unset): no share of the critical path can be named; set HEISEN_REGIONS"
+            "ranks selected different regions in share slot{} {} (HEISEN_REGIONS unset): shown as {MIXED_SLOT}, they mix regions; set HEISEN_REGIONS to name every share",
+            if slots.len() == 1 { "" } else { "s" },
+            slots.join(", ")
         );
     }
     let longest = locations

@@ -8,6 +8,7 @@ mod common;
 use std::path::Path;
 
 use common::{build, library, run_with, scratch};
+use heisen_core::report::MIXED_SLOT;
 use serde_json::Value;
 
 /// Runs the master/worker program with `tasks` tasks under heisen and
@@ -140,21 +141,45 @@ fn ranks_select_alike_by_default_whichever_rank_calibrates() {
 }
 
 /// Ranks whose first regions differ select different regions in one slot
-/// (R7): their shares were mixed on the way, so the run report names none
-/// and lists each rank's selection, and the summary says to set
-/// `HEISEN_REGIONS`.
+/// (R7): that slot's shares were mixed on the way, so the run report
+/// names it `MIXED_SLOT`, keeps the names of the slots the ranks agree
+/// on, lists each rank's selection, and the summary names the slot and
+/// says to set `HEISEN_REGIONS`.
 #[test]
-fn a_run_report_names_no_share_when_ranks_selected_differently() {
+fn a_run_report_names_only_the_shares_ranks_selected_alike() {
     let dir = scratch("reports-selection-order");
     let (run, stderr) = selection_run(&dir, "order");
-    assert!(selected_names(&run).is_empty(), "{}", run["header"]);
     let per_rank = run["mpi"]["selections_differ"]
         .as_array()
         .expect("each rank's selection");
     assert_eq!(per_rank.len(), 2);
     assert_eq!(per_rank[0][3], "MPI_Recv");
     assert_eq!(per_rank[1][3], "MPI_Barrier");
-    assert!(stderr.contains("set HEISEN_REGIONS"), "{stderr}");
+    let names = selected_names(&run);
+    assert_eq!(
+        names[..4],
+        ["MPI_Irecv", "MPI_Send", "MPI_Wait", MIXED_SLOT],
+        "{}",
+        run["header"]
+    );
+    // every other slot is named where the ranks agree, mixed where not
+    for (k, name) in names.iter().enumerate() {
+        let mut slot = per_rank.iter().filter_map(|s| s.get(k));
+        let first = slot.next();
+        let alike = slot.all(|n| Some(n) == first);
+        let mixed = run["mpi"]["mixed_slots"]
+            .as_array()
+            .expect("the mixed slots")
+            .contains(&k.into());
+        assert_eq!(mixed, !alike, "slot {k}: {}", run["mpi"]);
+        assert_eq!(*name == MIXED_SLOT, mixed, "slot {k}");
+    }
+    assert!(
+        stderr.contains("share slot 3 ") && stderr.contains("set HEISEN_REGIONS"),
+        "{stderr}"
+    );
+    assert!(stderr.contains(&format!("  {MIXED_SLOT}")), "{stderr}");
+    assert!(stderr.contains("  MPI_Send "), "{stderr}");
 }
 
 /// A listed region that only some ranks enter is no mistake (rank 0

@@ -543,6 +543,46 @@ fn several_reports_merge_into_one_view_with_regions_matched_by_name() {
     assert!(out.contains(&line), "{line}\n{out}");
 }
 
+/// A process that entered fewer regions leaves its later share slots
+/// unused (R7): its report selects a prefix of the others' regions, and
+/// the files still merge, named by the longest selection; a selection
+/// that differs in a slot both use does not merge.
+#[test]
+fn a_report_selecting_fewer_regions_merges_with_the_others() {
+    let dir = scratch("prefix-reports");
+    let mut short = json(RANK1);
+    short["header"]["selected"]
+        .as_array_mut()
+        .unwrap()
+        .truncate(2);
+    for l in short["locations"].as_array_mut().unwrap() {
+        for key in ["inclusive", "exclusive", "net"] {
+            l["critical_path"][key].as_array_mut().unwrap().truncate(2);
+        }
+    }
+    let file = dir.join("short.json");
+    std::fs::write(&file, short.to_string()).unwrap();
+    let o = heisen(&["report", file.to_str().unwrap(), RANK0]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.starts_with("heisen report of 2 files merged"), "{out}");
+    let table = out.split("\nselected ").nth(1).expect("the share table");
+    for name in ["solve", "exchange", "io"] {
+        assert!(table.contains(&format!("\n{name} ")), "{name}:\n{out}");
+    }
+    // `io` in slot 1: no longer the same shares
+    short["header"]["selected"][1]["name"] = "io".into();
+    std::fs::write(&file, short.to_string()).unwrap();
+    let o = heisen(&["report", file.to_str().unwrap(), RANK0]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).starts_with("2 report files, rendered one by one: "),
+        "{}",
+        stdout(&o)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn reports_that_select_other_regions_are_rendered_one_by_one() {
     let dir = scratch("mixed-reports");

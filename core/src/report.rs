@@ -33,6 +33,14 @@ pub const TOOL: &str = "heisen";
 /// Longest region name, in bytes.
 pub const REGION_NAME_LEN: usize = 64;
 
+/// The name a merged report gives share slot `k` when the processes it
+/// merges selected different regions in that slot (R7: a share is region
+/// `k` of whichever location computed it, and shares travel between
+/// locations, so such a slot mixes regions). Not a region's name: region
+/// names come from programs, and this one is in parentheses like the
+/// report's other pseudo-regions.
+pub const MIXED_SLOT: &str = "(differs by rank)";
+
 /// Longest location name, in bytes.
 pub const LOCATION_NAME_LEN: usize = 32;
 

@@ -156,6 +156,13 @@ fn selected_names<const K: usize>(h: &RunHeader<K>) -> Vec<&str> {
     h.selected.iter().map(|r| r.name.as_str()).collect()
 }
 
+/// Whether two selections label the same shares (R7): slot by slot alike
+/// as far as both go. A process that entered fewer regions leaves its
+/// later slots unused; its shares there are zero and carry nothing.
+fn selections_agree(a: &[&str], b: &[&str]) -> bool {
+    a.iter().zip(b).all(|(x, y)| x == y)
+}
+
 impl Report {
     /// The report as text: see [`render_files`].
     pub fn render(&self) -> String {
@@ -235,12 +242,18 @@ impl<'a> View<'a> {
 /// Merges several reports into one view, or says why they cannot be.
 fn merge(files: &[(String, Report)]) -> Result<View<'_>, String> {
     let (first_name, first) = &files[0];
-    for (name, r) in &files[1..] {
-        if selected_names(&r.header) != selected_names(&first.header) {
+    // The longest selection names the merged shares; every file's must
+    // agree with it where it has slots.
+    let (widest_name, widest) = files
+        .iter()
+        .max_by_key(|(_, r)| r.header.selected.len())
+        .map_or((first_name, &first.header), |(n, r)| (n, &r.header));
+    for (name, r) in files {
+        if !selections_agree(&selected_names(&r.header), &selected_names(widest)) {
             return Err(format!(
-                "{name} selects regions [{}], {first_name} [{}]; their critical-path shares cannot be combined",
+                "{name} selects regions [{}], {widest_name} [{}]; their critical-path shares cannot be combined",
                 selected_names(&r.header).join(", "),
-                selected_names(&first.header).join(", ")
+                selected_names(widest).join(", ")
             ));
         }
         if r.header.form != first.header.form {
@@ -251,8 +264,10 @@ fn merge(files: &[(String, Report)]) -> Result<View<'_>, String> {
             ));
         }
     }
+    let mut header = first.header.clone();
+    header.selected = widest.selected.clone();
     let mut merged = Report {
-        header: first.header.clone(),
+        header,
         regions: Vec::new(),
         locations: Vec::new(),
         runtime: None,
@@ -272,11 +287,6 @@ fn merge(files: &[(String, Report)]) -> Result<View<'_>, String> {
             .map(|region| (region.id, merged_id(&mut merged.regions, &region.name)))
             .collect();
         let id = |old: u32| ids.iter().find(|(o, _)| *o == old).map(|&(_, n)| n);
-        if i == 0 {
-            for s in &mut merged.header.selected {
-                s.id = id(s.id).unwrap_or(s.id);
-            }
-        }
         for l in &r.locations {
             let mut l = l.clone();
             for e in &mut l.regions {
@@ -288,6 +298,12 @@ fn merge(files: &[(String, Report)]) -> Result<View<'_>, String> {
             }
             merged.locations.push(l);
             file_of.push(i);
+        }
+    }
+    // The selected regions' ids, renumbered by name like the others.
+    for s in &mut merged.header.selected {
+        if let Some(r) = merged.regions.iter().find(|r| r.name == s.name) {
+            s.id = r.id;
         }
     }
     Ok(View {
