@@ -4,7 +4,8 @@
 //! Only the outermost acquire and release of a recursive mutex is a
 //! hand-off; the owner and depth are tracked here, so error-checking and
 //! recursive mutexes behave as the original says (its return value is
-//! what the caller gets). A failed `trylock`/`timedlock` merges nothing.
+//! what the caller gets). A failed `trylock`/`timedlock`/`clocklock`
+//! merges nothing.
 
 use core::ffi::c_int;
 use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
@@ -14,7 +15,7 @@ use heisen_shmem::condvar::Notices;
 use heisen_shmem::handoff::{Readers, Slot};
 use heisen_shmem::mutex::taken_at_once;
 use heisen_shmem::{Record, with_current};
-use libc::{pthread_cond_t, pthread_mutex_t, pthread_rwlock_t, timespec};
+use libc::{clockid_t, pthread_cond_t, pthread_mutex_t, pthread_rwlock_t, timespec};
 
 use crate::{State, destroyed, hook, me, real};
 
@@ -249,6 +250,23 @@ pub unsafe extern "C-unwind" fn pthread_mutex_timedlock(
     rc
 }
 
+/// `pthread_mutex_clocklock` (glibc 2.30; C++'s `timed_mutex::try_lock_for`
+/// and `try_lock_until`): as timedlock; a timeout merges nothing.
+#[unsafe(no_mangle)]
+pub unsafe extern "C-unwind" fn pthread_mutex_clocklock(
+    m: *mut pthread_mutex_t,
+    clock: clockid_t,
+    t: *const timespec,
+) -> c_int {
+    let a = hook(|st| before_lock(st, m)).flatten();
+    // SAFETY: the caller's arguments, passed on.
+    let rc = unsafe { real::pthread_mutex_clocklock(m, clock, t) };
+    if let Some(a) = a {
+        hook(|st| after_lock(st, a, rc, true));
+    }
+    rc
+}
+
 /// `pthread_mutex_unlock`: the outermost unlock is a release (R3, R8).
 #[unsafe(no_mangle)]
 pub unsafe extern "C-unwind" fn pthread_mutex_unlock(m: *mut pthread_mutex_t) -> c_int {
@@ -340,6 +358,23 @@ macro_rules! rw_acquire {
             rc
         }
     };
+    ($(#[$doc:meta])* $name:ident, $mode:expr, clocked) => {
+        $(#[$doc])*
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C-unwind" fn $name(
+            l: *mut pthread_rwlock_t,
+            clock: clockid_t,
+            t: *const timespec,
+        ) -> c_int {
+            let pre = hook(|st| before_rw(st, l, $mode)).flatten();
+            // SAFETY: the caller's arguments, passed on.
+            let rc = unsafe { real::$name(l, clock, t) };
+            if let Some((e, Some(begin))) = pre {
+                hook(|st| after_rw(st, e, Some(begin), $mode, rc));
+            }
+            rc
+        }
+    };
     ($(#[$doc:meta])* $name:ident, $mode:expr, timed) => {
         $(#[$doc])*
         #[unsafe(no_mangle)]
@@ -368,6 +403,11 @@ rw_acquire!(
     pthread_rwlock_timedrdlock, Mode::Read, timed
 );
 rw_acquire!(
+    /// `pthread_rwlock_clockrdlock` (glibc 2.30; C++'s
+    /// `shared_timed_mutex::try_lock_shared_for`): a timeout merges nothing.
+    pthread_rwlock_clockrdlock, Mode::Read, clocked
+);
+rw_acquire!(
     /// `pthread_rwlock_wrlock`: merges the last writer and the readers since (R8).
     pthread_rwlock_wrlock, Mode::Write
 );
@@ -378,6 +418,11 @@ rw_acquire!(
 rw_acquire!(
     /// `pthread_rwlock_timedwrlock`: a timeout merges nothing.
     pthread_rwlock_timedwrlock, Mode::Write, timed
+);
+rw_acquire!(
+    /// `pthread_rwlock_clockwrlock` (glibc 2.30; C++'s
+    /// `shared_timed_mutex::try_lock_for`): a timeout merges nothing.
+    pthread_rwlock_clockwrlock, Mode::Write, clocked
 );
 
 /// `pthread_rwlock_init`: a fresh entry for the address.
@@ -540,6 +585,25 @@ pub unsafe extern "C-unwind" fn pthread_cond_timedwait(
     let w = hook(|st| before_wait(st, c, m)).flatten();
     // SAFETY: the caller's arguments, passed on.
     let rc = unsafe { real::pthread_cond_timedwait(c, m, t) };
+    if let Some(w) = w {
+        hook(|st| after_wait(st, w, rc));
+    }
+    rc
+}
+
+/// `pthread_cond_clockwait` (glibc 2.30; C++'s
+/// `condition_variable::wait_for` and `wait_until` on the steady clock): a
+/// timeout merges only the mutex (R8).
+#[unsafe(no_mangle)]
+pub unsafe extern "C-unwind" fn pthread_cond_clockwait(
+    c: *mut pthread_cond_t,
+    m: *mut pthread_mutex_t,
+    clock: clockid_t,
+    t: *const timespec,
+) -> c_int {
+    let w = hook(|st| before_wait(st, c, m)).flatten();
+    // SAFETY: the caller's arguments, passed on.
+    let rc = unsafe { real::pthread_cond_clockwait(c, m, clock, t) };
     if let Some(w) = w {
         hook(|st| after_wait(st, w, rc));
     }

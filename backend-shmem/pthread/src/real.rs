@@ -6,8 +6,8 @@ use core::ffi::{c_int, c_void};
 use core::sync::atomic::{AtomicPtr, Ordering};
 
 use libc::{
-    pthread_attr_t, pthread_barrier_t, pthread_cond_t, pthread_mutex_t, pthread_rwlock_t,
-    pthread_t, sem_t, timespec,
+    clockid_t, pthread_attr_t, pthread_barrier_t, pthread_cond_t, pthread_mutex_t,
+    pthread_rwlock_t, pthread_t, sem_t, timespec,
 };
 
 /// The next definition of `name`; aborts with a message if there is none
@@ -61,14 +61,17 @@ originals! {
     pthread_mutex_lock(m: *mut pthread_mutex_t) -> c_int;
     pthread_mutex_trylock(m: *mut pthread_mutex_t) -> c_int;
     pthread_mutex_timedlock(m: *mut pthread_mutex_t, t: *const timespec) -> c_int;
+    pthread_mutex_clocklock(m: *mut pthread_mutex_t, clock: clockid_t, t: *const timespec) -> c_int;
     pthread_mutex_unlock(m: *mut pthread_mutex_t) -> c_int;
     pthread_rwlock_init(l: *mut pthread_rwlock_t, a: *const libc::pthread_rwlockattr_t) -> c_int;
     pthread_rwlock_rdlock(l: *mut pthread_rwlock_t) -> c_int;
     pthread_rwlock_tryrdlock(l: *mut pthread_rwlock_t) -> c_int;
     pthread_rwlock_timedrdlock(l: *mut pthread_rwlock_t, t: *const timespec) -> c_int;
+    pthread_rwlock_clockrdlock(l: *mut pthread_rwlock_t, clock: clockid_t, t: *const timespec) -> c_int;
     pthread_rwlock_wrlock(l: *mut pthread_rwlock_t) -> c_int;
     pthread_rwlock_trywrlock(l: *mut pthread_rwlock_t) -> c_int;
     pthread_rwlock_timedwrlock(l: *mut pthread_rwlock_t, t: *const timespec) -> c_int;
+    pthread_rwlock_clockwrlock(l: *mut pthread_rwlock_t, clock: clockid_t, t: *const timespec) -> c_int;
     pthread_rwlock_unlock(l: *mut pthread_rwlock_t) -> c_int;
     pthread_rwlock_destroy(l: *mut pthread_rwlock_t) -> c_int;
     pthread_barrier_init(b: *mut pthread_barrier_t, a: *const libc::pthread_barrierattr_t, n: libc::c_uint) -> c_int;
@@ -76,16 +79,21 @@ originals! {
     pthread_barrier_destroy(b: *mut pthread_barrier_t) -> c_int;
     pthread_cond_wait(c: *mut pthread_cond_t, m: *mut pthread_mutex_t) -> c_int;
     pthread_cond_timedwait(c: *mut pthread_cond_t, m: *mut pthread_mutex_t, t: *const timespec) -> c_int;
+    pthread_cond_clockwait(c: *mut pthread_cond_t, m: *mut pthread_mutex_t, clock: clockid_t, t: *const timespec) -> c_int;
     pthread_cond_signal(c: *mut pthread_cond_t) -> c_int;
     pthread_cond_broadcast(c: *mut pthread_cond_t) -> c_int;
     pthread_cond_destroy(c: *mut pthread_cond_t) -> c_int;
     pthread_create(t: *mut pthread_t, a: *const pthread_attr_t, f: extern "C-unwind" fn(*mut c_void) -> *mut c_void, arg: *mut c_void) -> c_int;
     pthread_join(t: pthread_t, r: *mut *mut c_void) -> c_int;
+    pthread_tryjoin_np(t: pthread_t, r: *mut *mut c_void) -> c_int;
+    pthread_timedjoin_np(t: pthread_t, r: *mut *mut c_void, abstime: *const timespec) -> c_int;
+    pthread_clockjoin_np(t: pthread_t, r: *mut *mut c_void, clock: clockid_t, abstime: *const timespec) -> c_int;
     pthread_detach(t: pthread_t) -> c_int;
     sem_init(s: *mut sem_t, shared: c_int, value: libc::c_uint) -> c_int;
     sem_wait(s: *mut sem_t) -> c_int;
     sem_trywait(s: *mut sem_t) -> c_int;
     sem_timedwait(s: *mut sem_t, t: *const timespec) -> c_int;
+    sem_clockwait(s: *mut sem_t, clock: clockid_t, t: *const timespec) -> c_int;
     sem_post(s: *mut sem_t) -> c_int;
     sem_destroy(s: *mut sem_t) -> c_int;
 }

@@ -9,7 +9,7 @@ use std::sync::Mutex;
 
 use heisen_core::{Dependency, Exchange};
 use heisen_shmem::{Record, SELECTED, thread, with_current};
-use libc::{pthread_attr_t, pthread_barrier_t, pthread_t, sem_t, timespec};
+use libc::{clockid_t, pthread_attr_t, pthread_barrier_t, pthread_t, sem_t, timespec};
 
 use crate::{State, destroyed, hook, real};
 
@@ -259,6 +259,22 @@ pub unsafe extern "C-unwind" fn sem_timedwait(s: *mut sem_t, t: *const timespec)
     rc
 }
 
+/// `sem_clockwait` (glibc 2.30): as `sem_wait`; a timeout merges nothing.
+#[unsafe(no_mangle)]
+pub unsafe extern "C-unwind" fn sem_clockwait(
+    s: *mut sem_t,
+    clock: clockid_t,
+    t: *const timespec,
+) -> c_int {
+    let begin = hook(|st| with_current(|x| x.begin(st.actions.sem_wait))).flatten();
+    // SAFETY: the caller's arguments, passed on.
+    let rc = unsafe { real::sem_clockwait(s, clock, t) };
+    if rc == 0 && begin.is_some() {
+        hook(|st| took_permit(st, s, begin));
+    }
+    rc
+}
+
 // ----- threads (R8) ----------------------------------------------------------
 
 /// A thread's end record for its join, or that it was detached (then
@@ -395,17 +411,67 @@ pub unsafe extern "C-unwind" fn pthread_join(t: pthread_t, value: *mut *mut c_vo
     let begin = hook(|st| with_current(|s| s.begin(st.actions.join))).flatten();
     // SAFETY: the caller's arguments, passed on.
     let rc = unsafe { real::pthread_join(t, value) };
-    if rc == 0 {
-        hook(|st| {
-            let record = st.threads.get(t as usize).and_then(|e| {
-                let mut end = e.end.lock().unwrap_or_else(|p| p.into_inner());
-                core::mem::take(&mut *end).record
-            });
-            if let (Some(begin), Some(record)) = (begin, record) {
-                with_current(|s| s.end(begin, &[Dependency::immediate(&record)], st.actions.join));
-            }
-        });
+    joined(t, rc, begin);
+    rc
+}
+
+/// After a join of `t` that returned `rc` and began at `begin` (`None`:
+/// it did not wait): a success merges the thread's end (R8).
+fn joined(t: pthread_t, rc: c_int, begin: Option<u64>) {
+    if rc != 0 {
+        return; // not joined: the thread's end stays for its join
     }
+    hook(|st| {
+        let record = st.threads.get(t as usize).and_then(|e| {
+            let mut end = e.end.lock().unwrap_or_else(|p| p.into_inner());
+            core::mem::take(&mut *end).record
+        });
+        let Some(record) = record else { return };
+        let deps = [Dependency::immediate(&record)];
+        match begin {
+            Some(begin) => with_current(|s| s.end(begin, &deps, st.actions.join)),
+            None => with_current(|s| s.merge_now(&deps, st.actions.join)),
+        };
+    });
+}
+
+/// `pthread_tryjoin_np`: a success merges the thread's end; `EBUSY`
+/// (still running) nothing.
+#[unsafe(no_mangle)]
+pub unsafe extern "C-unwind" fn pthread_tryjoin_np(t: pthread_t, value: *mut *mut c_void) -> c_int {
+    // SAFETY: the caller's arguments, passed on.
+    let rc = unsafe { real::pthread_tryjoin_np(t, value) };
+    joined(t, rc, None);
+    rc
+}
+
+/// `pthread_timedjoin_np`: as `pthread_join`; a timeout merges nothing.
+#[unsafe(no_mangle)]
+pub unsafe extern "C-unwind" fn pthread_timedjoin_np(
+    t: pthread_t,
+    value: *mut *mut c_void,
+    abstime: *const timespec,
+) -> c_int {
+    let begin = hook(|st| with_current(|s| s.begin(st.actions.join))).flatten();
+    // SAFETY: the caller's arguments, passed on.
+    let rc = unsafe { real::pthread_timedjoin_np(t, value, abstime) };
+    joined(t, rc, begin);
+    rc
+}
+
+/// `pthread_clockjoin_np` (glibc 2.31): as `pthread_join`; a timeout
+/// merges nothing.
+#[unsafe(no_mangle)]
+pub unsafe extern "C-unwind" fn pthread_clockjoin_np(
+    t: pthread_t,
+    value: *mut *mut c_void,
+    clock: clockid_t,
+    abstime: *const timespec,
+) -> c_int {
+    let begin = hook(|st| with_current(|s| s.begin(st.actions.join))).flatten();
+    // SAFETY: the caller's arguments, passed on.
+    let rc = unsafe { real::pthread_clockjoin_np(t, value, clock, abstime) };
+    joined(t, rc, begin);
     rc
 }
 

@@ -390,6 +390,48 @@ fn sane_locations(r: &Value) -> &Vec<Value> {
     locations
 }
 
+/// The clock variants of the blocking calls (C++'s `wait_for`,
+/// `try_lock_for`, `shared_timed_mutex`) and the non-portable joins are
+/// hand-offs like their untimed forms (R8): main sleeps in each while the
+/// other thread does its instrumented work, and the merge gives main the
+/// other thread's delay (without the wrappers main keeps its own few µs).
+/// Their timeouts, a refused clock and a busy `tryjoin` behave as without
+/// heisen.
+#[test]
+fn clock_waits_and_np_joins_merge_their_hand_off() {
+    let d = dir("clock_waits");
+    let exe = build_with("clock_waits.c", "cc", &[], &d);
+    for mode in [
+        "cond",
+        "mutex",
+        "rdlock",
+        "wrlock",
+        "sem",
+        "timedjoin",
+        "clockjoin",
+    ] {
+        let out = d.join(mode);
+        let o = same_both_ways(&exe, &[mode], 0, &out);
+        no_stderr(&o);
+        let r = report(&out);
+        let locations = sane_locations(&r);
+        assert_eq!(locations.len(), 2, "{mode}: {}", r["runtime"]);
+        let n = |id: u64, k: &str| {
+            locations
+                .iter()
+                .find(|l| l["location"] == id)
+                .and_then(|l| l[k].as_i64())
+                .unwrap_or_else(|| panic!("{mode}: {k} of location {id}"))
+        };
+        let (main_delay, other_overhead) = (n(0, "delay"), n(1, "overhead"));
+        assert!(
+            2 * main_delay >= other_overhead && other_overhead > 20 * n(0, "overhead"),
+            "{mode}: main's delay {main_delay} ns took over the other thread's \
+             (overhead {other_overhead} ns)"
+        );
+    }
+}
+
 #[test]
 fn mutex_kinds_errors_robust_and_reinitialised_mutexes_behave_as_without_heisen() {
     let d = dir("mutex_kinds");
