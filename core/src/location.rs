@@ -96,6 +96,10 @@ pub struct Location<const K: usize, const D: usize> {
     /// for a recursive call (002 Fig. 11) only when the bucket is non-zero,
     /// so a non-recursive enter costs O(1) whatever the depth.
     open: [u16; OPEN_BUCKETS],
+    /// Open region frames beyond the stack's capacity per
+    /// `region % OPEN_BUCKETS` (their regions are not kept): an exit whose
+    /// bucket holds none cannot be theirs ([`Location::exit_unwinding`]).
+    lost_in: [u32; OPEN_BUCKETS],
     lost_frames: u64,
     lost_open: u32,
     /// Direct recursive calls beyond the stack's capacity: counted, not
@@ -140,6 +144,7 @@ impl<const K: usize, const D: usize> Location<K, D> {
             active: [0; K],
             stack: Vec::new(),
             open: [0; OPEN_BUCKETS],
+            lost_in: [0; OPEN_BUCKETS],
             lost_frames: 0,
             lost_open: 0,
             recursion_beyond: 0,
@@ -353,10 +358,14 @@ impl<const K: usize, const D: usize> Location<K, D> {
     /// abandoned frames stayed open forever, every later exit of the
     /// enclosing function was refused, and once the stack was full every
     /// later frame was lost (R12). The innermost open frame of `region` is
-    /// taken (recursion exits innermost first). When `region` is not open,
-    /// or frames beyond the stack's capacity other than direct recursive
-    /// calls are open (their regions are unknown), nothing is closed and
-    /// the exit is handled as [`Location::on_exit_costing`] handles it.
+    /// taken (recursion exits innermost first). Frames beyond the stack's
+    /// capacity are open too when the jump left them: their regions are
+    /// not kept, only counted per bucket of `region % 64`, so they are
+    /// closed when they are all direct recursive calls of another region
+    /// than `region`, or when none is in `region`'s bucket (then this exit
+    /// cannot be one of theirs). When `region` is not open, or some frame
+    /// beyond the capacity may be `region`'s, nothing is closed and the
+    /// exit is handled as [`Location::on_exit_costing`] handles it.
     /// Always inlined: a compiler hook's exit calls it once per function,
     /// and out of line it cost its caller a call and the frame's spills.
     #[inline(always)]
@@ -392,18 +401,23 @@ impl<const K: usize, const D: usize> Location<K, D> {
         mut skipped: impl FnMut(Exited),
     ) -> Result<Option<Exited>, KernelError> {
         if self.lost_open > 0
-            && self.lossy_from == 0
-            && self.stack.last().is_some_and(|f| f.region != region)
+            && (self.lossy_from == 0 && self.stack.last().is_some_and(|f| f.region != region)
+                || self.lost_in[region as usize % OPEN_BUCKETS] == 0)
             && self
                 .stack
                 .iter()
                 .any(|f| f.kind == FrameKind::Region && f.region == region)
         {
-            // The frames beyond the capacity are all direct recursive calls
-            // of the innermost kept frame, which is not `region`: they were
-            // abandoned too. They hold no record; closing them is forgetting
-            // them.
-            self.lost_open = 0;
+            // `region` is open on the stack and no frame beyond the capacity
+            // is its: either those frames are all direct recursive calls of
+            // the innermost kept frame, which is not `region`, or none of
+            // them is in `region`'s bucket. So this exit is a kept frame's,
+            // and the frames beyond the capacity were abandoned too (a jump
+            // out of them, 004 §II.A.2's hooks never ran their exits). They
+            // hold no record; closing them is forgetting them. Without this
+            // a jump out of a deep indirect recursion left them open for
+            // good, and every later frame was lost (R12).
+            self.forget_lost();
         }
         if self.lost_open == 0 {
             let above = self
@@ -430,6 +444,14 @@ impl<const K: usize, const D: usize> Location<K, D> {
         self.exit(id, FrameKind::Loop, t, self.calibration.exit)
     }
 
+    /// Forgets every open frame beyond the stack's capacity (abandoned by
+    /// a non-local jump; counted when they opened).
+    fn forget_lost(&mut self) {
+        self.lost_open = 0;
+        self.lossy_from = 0;
+        self.lost_in = [0; OPEN_BUCKETS];
+    }
+
     #[inline(always)]
     fn enter(
         &mut self,
@@ -445,6 +467,10 @@ impl<const K: usize, const D: usize> Location<K, D> {
         if self.lost_open > 0 || self.stack.is_full() {
             // R12: bounded memory; the frame is counted, not kept.
             self.lost_open += 1;
+            if kind == FrameKind::Region {
+                let n = &mut self.lost_in[region as usize % OPEN_BUCKETS];
+                *n = n.saturating_add(1);
+            }
             let recursive = self.lossy_from == 0
                 && kind == FrameKind::Region
                 && self
@@ -524,6 +550,13 @@ impl<const K: usize, const D: usize> Location<K, D> {
                 self.lossy_from = 0;
             }
             self.lost_open -= 1;
+            if self.lost_open == 0 {
+                // whatever an exit of another region than its frame's left
+                self.lost_in = [0; OPEN_BUCKETS];
+            } else if kind == FrameKind::Region {
+                let n = &mut self.lost_in[region as usize % OPEN_BUCKETS];
+                *n = n.saturating_sub(1);
+            }
             self.charge(cost.outside());
             return Ok(None);
         }

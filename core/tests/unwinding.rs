@@ -113,20 +113,52 @@ fn recursion_unwinds_to_the_innermost_frame_of_the_region() {
     assert_eq!((closed, loc.depth()), (vec![3], 3));
 }
 
+/// Frames beyond the capacity are counted per bucket of `region % 64`, not
+/// kept: an exit of a region that may be one of theirs is one of theirs,
+/// as without unwinding.
 #[test]
 fn frames_beyond_the_capacity_are_not_guessed() {
     let mut loc = location();
-    for i in 0..10u32 {
+    for i in 0..9u32 {
         loc.on_enter(i + 1, 0, u64::from(i) * 10).unwrap();
     }
-    assert_eq!(loc.depth(), 10);
-    // Two frames were lost: the exit pops one of them, as without unwinding.
+    // Region 65 is lost, in the bucket of region 1, which is kept.
+    loc.on_enter(65, 0, 90).unwrap();
+    assert_eq!((loc.depth(), loc.lost_frames()), (10, 2));
     let mut closed = 0;
     assert_eq!(
         loc.on_exit_unwinding_costing(1, 200, EXIT, |_| closed += 1),
         Ok(None)
     );
     assert_eq!((closed, loc.depth()), (0, 9));
+}
+
+/// A jump out of an indirect recursion deeper than the capacity: the exit
+/// of a kept frame whose bucket holds no lost frame cannot be a lost
+/// frame's, so the lost frames were abandoned by the jump and are
+/// forgotten, the kept frames above it closed, and later frames are kept
+/// again (before, every later frame was lost).
+#[test]
+fn a_jump_out_of_a_deep_indirect_recursion_closes_it() {
+    let mut loc = location();
+    loc.on_enter(1, 0, 10).unwrap();
+    loc.on_enter(2, 0, 20).unwrap();
+    for i in 0..40u64 {
+        loc.on_enter(3 + (i % 2) as u32, 0, 30 + i).unwrap();
+    }
+    assert_eq!(loc.depth(), 42);
+    assert_eq!(loc.lost_frames(), 34);
+    let mut closed = 0;
+    let e = loc
+        .on_exit_unwinding_costing(2, 100, EXIT, |_| closed += 1)
+        .unwrap()
+        .expect("region 2's own exit");
+    assert_eq!((e.region, closed, loc.depth()), (2, 6, 1));
+    // Frames are kept again.
+    loc.on_enter(5, 0, 110).unwrap();
+    assert!(loc.on_exit(5, 120).unwrap().is_some());
+    assert!(loc.on_exit(1, 130).unwrap().is_some());
+    assert_eq!((loc.depth(), loc.lost_frames()), (0, 34));
 }
 
 /// Any stack of regions, any open region jumped back to: the same state as

@@ -7,7 +7,10 @@
  * the abandoned frames at `recover`'s exit, every exit of `recover` was
  * refused and the region stack filled up with dead `dive` frames.
  * Then recursion deeper than the region stack (64 frames): `deep`, 5000
- * calls deep, returns normally; `recover_deep` jumps out of 300 `dive`s.
+ * calls deep, returns normally; `recover_deep` jumps out of 300 `dive`s;
+ * `recover_zigzag` out of 300 calls of `zig` and `zag` calling each
+ * other (the frames beyond the stack are not kept: before they were
+ * forgotten at `recover_zigzag`'s exit, every later frame was lost).
  */
 #include <setjmp.h>
 #include <signal.h>
@@ -56,6 +59,25 @@ static int recover_deep(void) {
     return 1;
 }
 
+static void zag(int n);
+static void zig(int n) {
+    if (n == 0) longjmp(jump, 1);
+    zag(n - 1);
+    sink++; /* never reached */
+}
+static void zag(int n) {
+    zig(n);
+    sink++; /* never reached */
+}
+
+static int recover_zigzag(void) {
+    if (setjmp(jump) == 0) {
+        zig(150);
+        return 0;
+    }
+    return 1;
+}
+
 int main(void) {
     signal(SIGUSR1, on_signal);
     long recovered = 0, total = 0;
@@ -67,6 +89,10 @@ int main(void) {
     for (int i = 0; i < 10; i++) {
         recovered += recover_deep();
         total += deep(5000);
+    }
+    for (int i = 0; i < 10; i++) {
+        recovered += recover_zigzag();
+        total += work(i);
     }
     printf("recovered %ld total %ld\n", recovered, total);
     return 0;
