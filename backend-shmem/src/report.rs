@@ -42,6 +42,11 @@ pub struct RuntimeInfo {
     /// own exits skipped by a `longjmp` (compiler hooks only).
     #[serde(default)]
     pub frames_unwound: u64,
+    /// Runtime calls that never returned (a signal handler that
+    /// interrupted one jumped out of it): their threads' later events went
+    /// unmeasured until the thread ended.
+    #[serde(default)]
+    pub calls_abandoned: u64,
     /// Bytes the runtime's tables took (R12: independent of run length).
     pub memory_bytes: u64,
     /// Whether this runtime was shared by several heisen libraries.
@@ -136,9 +141,7 @@ fn sources<'a>(
         // the store's lock keeps their slots from being reused.
         #[allow(unsafe_code)] // reason: reading a finished thread's state
         let state = unsafe { thread.state_of_finished() };
-        errors.exit_mismatch += state.errors.exit_mismatch;
-        errors.exit_without_enter += state.errors.exit_without_enter;
-        errors.unwound += state.errors.unwound;
+        errors.absorb(&state.errors);
         sources.push((state.kernel.id(), Source::Done(state)));
     }
     for (id, text) in &ended.kept {
@@ -162,6 +165,7 @@ fn sources<'a>(
         exit_mismatches: errors.exit_mismatch,
         exits_without_enter: errors.exit_without_enter,
         frames_unwound: errors.unwound,
+        calls_abandoned: errors.abandoned,
         memory_bytes: memory as u64,
         shared: rt.is_shared(),
         calibration: rt.pairs(),
@@ -388,6 +392,12 @@ fn notice_problems(rt: &Runtime, info: &RuntimeInfo, seen: &Seen) {
         rt.note(format!(
             "{} region exits did not match the innermost open region and were ignored",
             info.exit_mismatches + info.exits_without_enter
+        ));
+    }
+    if info.calls_abandoned > 0 {
+        rt.note(format!(
+            "{} threads left a heisen call by a jump out of a signal handler; their events after it went unmeasured",
+            info.calls_abandoned
         ));
     }
     for line in &seen.overflows {

@@ -334,10 +334,7 @@ impl Ended {
             self.path = Some(path);
             m.publish_ended(state.kernel().last_measured(), &path);
         }
-        let refused = state.errors();
-        self.errors.exit_mismatch += refused.exit_mismatch;
-        self.errors.exit_without_enter += refused.exit_without_enter;
-        self.errors.unwound += refused.unwound;
+        self.errors.absorb(&state.errors());
         let text = report::ended_text(state);
         if self.kept.len() >= ENDED_LOCATIONS || self.bytes + text.len() > ENDED_BYTES {
             self.dropped += 1;

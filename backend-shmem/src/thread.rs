@@ -35,9 +35,23 @@ pub struct KernelErrors {
     /// Frames closed by an exit of a region open beneath them: their own
     /// exits never ran (a `longjmp` left them). Not refused, counted.
     pub unwound: u64,
+    /// Runtime calls on this thread that never returned: a signal handler
+    /// that interrupted one left it by a jump (`siglongjmp`), and the
+    /// thread's later events went unmeasured until its location ended
+    /// ([`finish_current`]). Counted.
+    pub abandoned: u64,
 }
 
 impl KernelErrors {
+    /// Adds another location's counts (for the run's totals).
+    pub(crate) fn absorb(&mut self, other: &KernelErrors) {
+        self.exit_mismatch += other.exit_mismatch;
+        self.exit_without_enter += other.exit_without_enter;
+        self.other += other.other;
+        self.unwound += other.unwound;
+        self.abandoned += other.abandoned;
+    }
+
     fn count(&mut self, e: KernelError) {
         match e {
             KernelError::ExitMismatch { .. } => self.exit_mismatch += 1,
@@ -837,10 +851,25 @@ pub fn finish_current() -> Option<Record> {
         return None;
     }
     let rt = runtime();
-    let record = with_current(|s| s.end_now(rt.builtin().thread_end));
     // SAFETY: as in `with_current`.
     #[allow(unsafe_code)] // reason: as in with_current
     let thread = unsafe { &*p };
+    let blocked = thread.blocked.get();
+    if blocked & BUSY != 0 && blocked & ENDED == 0 {
+        // A runtime call on this thread is still marked under way, yet the
+        // thread is ending: a signal handler interrupted that call and
+        // left it by a jump (or ends the thread or the process from inside
+        // it), so the call never returns and nothing else holds the state.
+        // Without taking it over the thread's location was missing from
+        // the report, reported as running at exit.
+        thread.blocked.set(blocked & !BUSY);
+        // SAFETY: the call that held the state is gone (above).
+        #[allow(unsafe_code)] // reason: as above
+        unsafe {
+            (*thread.state.get()).errors.abandoned += 1;
+        }
+    }
+    let record = with_current(|s| s.end_now(rt.builtin().thread_end));
     if record.is_some() {
         // Another copy of this code that found the slot (`find_live`) may
         // still hold it: its events go unmeasured from now on.

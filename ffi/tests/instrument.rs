@@ -261,6 +261,46 @@ fn a_longjmp_over_instrumented_functions_loses_nothing() {
     assert_eq!(location["overflow"]["frames"], LOST, "{location}");
 }
 
+/// A signal handler that jumps out of a hook call leaves the call
+/// unfinished for good: the thread is still reported (its events before
+/// the jump recorded), the abandoned call counted and said on stderr, the
+/// program's output its own.
+#[test]
+fn a_jump_out_of_a_signal_handler_inside_a_hook_keeps_the_thread_in_the_report() {
+    let dir = work_dir("instrument_signal_jump");
+    let exe = build(
+        Language::C,
+        &dir,
+        "signal_jump",
+        &[source("tests/c/signal_jump.c")],
+        &["-O1", "-finstrument-functions"],
+    );
+    let out = run(
+        &exe,
+        &dir,
+        &[],
+        &[("HEISEN_OUTPUT", dir.to_str().expect("utf-8"))],
+    );
+    assert_eq!(
+        stdout(&out),
+        "a jump left a heisen call\nafter 1000\n",
+        "{}",
+        describe(&out)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim(),
+        "heisen: 1 threads left a heisen call by a jump out of a signal handler; their events after it went unmeasured",
+        "{}",
+        describe(&out)
+    );
+    let report = report(&dir);
+    assert_eq!(report["runtime"]["calls_abandoned"], 1);
+    assert_eq!(report["runtime"]["running_at_exit"], 0);
+    let locations = report["locations"].as_array().expect("locations");
+    assert_eq!(locations.len(), 1, "{}", report["runtime"]);
+    assert!(count_of(&counts(&report), "leaf") > 0, "{report}");
+}
+
 /// `zig`/`zag` frames beyond the region stack in `jumps.c`: 10 jumps out
 /// of 301 frames, above `main` and `recover_zigzag` in a stack of 64.
 const LOST: u64 = 10 * (301 - 62);
