@@ -574,7 +574,12 @@ fn parse_op(p: &mut Parser<'_>) -> Result<(GoalOp, u8, u8), InputError> {
                 tag: tag.map_or(0, |t| t.unwrap_or(u32::MAX)),
             }
         } else {
-            let from = peer.map(|r| rank_id(file, line, r)).transpose()?;
+            // G10: LogGOPSim keeps `-1` as 4294967295 (`ANY_SOURCE`), so
+            // `from 4294967295` is any source to it too.
+            let from = peer
+                .filter(|&r| r != u64::from(u32::MAX))
+                .map(|r| rank_id(file, line, r))
+                .transpose()?;
             GoalOp::Recv {
                 bytes,
                 from,
@@ -651,16 +656,16 @@ impl Schedule {
 impl Schedule {
     /// The schedule as a dependency graph, to run as LogGOPSim does
     /// ([`engine::run_graph`], docs/goal.md). `name` names the file in
-    /// errors. Refuses what LogGOPSim would take silently or misread: a
-    /// dependency cycle (its operations would never run) and a send to
-    /// the sending rank.
+    /// errors. Refuses what LogGOPSim would take silently: a dependency
+    /// cycle (its operations would never run). A send to the sending rank
+    /// is a message like any other, as in LogGOPSim (G6).
     pub fn to_graph(&self, name: &str) -> Result<Graph, InputError> {
         let mut graph = Graph::new();
         let mut ops = Vec::new();
         for (r, nodes) in self.ranks.iter().enumerate() {
             ops.clear();
             for node in nodes {
-                ops.push(graph_op(name, r, node)?);
+                ops.push(graph_op(node));
             }
             if topological(nodes).is_none() {
                 return Err(InputError::new(
@@ -678,20 +683,11 @@ impl Schedule {
     }
 }
 
-/// `node` of rank `r` as the graph executor's operation.
-fn graph_op(name: &str, r: usize, node: &GoalNode) -> Result<GraphOp, InputError> {
+/// `node` as the graph executor's operation.
+fn graph_op(node: &GoalNode) -> GraphOp {
     let (kind, size, peer, tag) = match node.op {
         GoalOp::Calc(ns) => (OpKind::Calc, ns, 0, 0),
-        GoalOp::Send { bytes, to, tag } => {
-            if to as usize == r {
-                return Err(InputError::new(
-                    name,
-                    node.line,
-                    format!("rank {r} sends to itself"),
-                ));
-            }
-            (OpKind::Send, bytes, to, tag)
-        }
+        GoalOp::Send { bytes, to, tag } => (OpKind::Send, bytes, to, tag),
         GoalOp::Recv { bytes, from, tag } => (
             OpKind::Recv,
             bytes,
@@ -699,14 +695,14 @@ fn graph_op(name: &str, r: usize, node: &GoalNode) -> Result<GraphOp, InputError
             tag.unwrap_or(engine::ANY),
         ),
     };
-    Ok(GraphOp {
+    GraphOp {
         size,
         peer,
         tag,
         kind,
         cpu: node.cpu,
         nic: if kind == OpKind::Calc { 0 } else { node.nic },
-    })
+    }
 }
 
 /// Reads a GOAL schedule into a dependency graph ([`parse`] followed by
