@@ -333,6 +333,14 @@ fn rank_id(file: &str, line: usize, n: u64) -> Result<u32, InputError> {
     u32::try_from(n).map_err(|_| InputError::new(file, line, format!("rank {n} is too large")))
 }
 
+/// Longest `calc` (ns, about 36 years). Longer than a program's
+/// operations may take (`MAX_TIME`, 18 minutes): LogGOPSim adds any calc
+/// to its clock, and a traced application may compute longer than that
+/// between two messages. The graph executor's clock stops a run past
+/// `MAX_CLOCK` (2^62), so one such calc after any in-range time cannot
+/// overflow. The sequence form keeps `MAX_TIME` (`to_program`).
+pub const MAX_CALC: u64 = 1 << 60;
+
 /// Parses a GOAL schedule; `file` names it in errors.
 // Long: the top-level statements, then the checks that need the whole schedule (ranks defined once, peers below num_ranks).
 pub fn parse(file: &str, text: &str) -> Result<Schedule, InputError> {
@@ -536,11 +544,11 @@ fn parse_op(p: &mut Parser<'_>) -> Result<(GoalOp, u8, u8), InputError> {
     let file = p.file();
     let op = if kind == "calc" {
         let n = p.number("an integer (calc time in ns)")?;
-        if n > MAX_TIME {
+        if n > MAX_CALC {
             return Err(InputError::new(
                 file,
                 line,
-                format!("calc {n} is longer than the largest allowed, {MAX_TIME} ns"),
+                format!("calc {n} is longer than the largest allowed, {MAX_CALC} ns"),
             ));
         }
         let o = options(p, false)?;
@@ -751,6 +759,15 @@ fn goal_program(name: &str, locations: Vec<LocationSpec>, network: Network) -> P
 /// One rank's operations as a location's (see the module doc).
 fn convert(name: &str, r: usize, nodes: &[GoalNode]) -> Result<Vec<Op>, InputError> {
     for node in nodes {
+        if let GoalOp::Calc(ns) = node.op
+            && ns > MAX_TIME
+        {
+            return Err(InputError::new(
+                name,
+                node.line,
+                format!("calc {ns}: the sequence form takes calcs up to {MAX_TIME} ns"),
+            ));
+        }
         for (what, n) in [("cpu", node.cpu), ("nic", node.nic)] {
             if n != 0 {
                 return Err(InputError::new(

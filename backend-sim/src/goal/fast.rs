@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use std::io::Read;
 
 use crate::engine::{ANY, Edge, Graph, GraphOp, OpKind};
-use crate::program::{MAX_BYTES, MAX_LOCATIONS, MAX_TIME};
+use crate::program::{MAX_BYTES, MAX_LOCATIONS};
 
 /// Bytes read from the file at once: 64 KiB, so that the reader's
 /// buffer (doubled only while one statement is larger) stays small beside
@@ -408,7 +408,7 @@ impl Reader {
     fn op(&mut self, c: &mut Cursor<'_>, kind: &[u8], n: u64) -> Scan<()> {
         if kind == b"calc" {
             let ns = c.number()?;
-            if ns > MAX_TIME {
+            if ns > super::MAX_CALC {
                 return Err(Stop::Slow);
             }
             let cpu = if c.peek()? == b'\n' {
