@@ -382,7 +382,7 @@ fn worked_examples_end_as_in_loggopsim() {
 /// on sends, and schedules LogGOPSim does not complete.
 #[test]
 fn edge_schedules_end_as_in_loggopsim() {
-    check_all("edge", directory_runs("edge", false), 80);
+    check_all("edge", directory_runs("edge", false), 84);
 }
 
 /// Random schedules of what goalgen avoids (`loggopsim_fuzz.txt`), with
