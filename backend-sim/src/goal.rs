@@ -333,6 +333,14 @@ fn rank_id(file: &str, line: usize, n: u64) -> Result<u32, InputError> {
     u32::try_from(n).map_err(|_| InputError::new(file, line, format!("rank {n} is too large")))
 }
 
+/// Longest `calc` (ns, about 36 years). Longer than a program's
+/// operations may take (`MAX_TIME`, 18 minutes): LogGOPSim adds any calc
+/// to its clock, and a traced application may compute longer than that
+/// between two messages. The graph executor's clock stops a run past
+/// `MAX_CLOCK` (2^62), so one such calc after any in-range time cannot
+/// overflow. The sequence form keeps `MAX_TIME` (`to_program`).
+pub const MAX_CALC: u64 = 1 << 60;
+
 /// Parses a GOAL schedule; `file` names it in errors.
 // Long: the top-level statements, then the checks that need the whole schedule (ranks defined once, peers below num_ranks).
 pub fn parse(file: &str, text: &str) -> Result<Schedule, InputError> {
@@ -536,11 +544,11 @@ fn parse_op(p: &mut Parser<'_>) -> Result<(GoalOp, u8, u8), InputError> {
     let file = p.file();
     let op = if kind == "calc" {
         let n = p.number("an integer (calc time in ns)")?;
-        if n > MAX_TIME {
+        if n > MAX_CALC {
             return Err(InputError::new(
                 file,
                 line,
-                format!("calc {n} is longer than the largest allowed, {MAX_TIME} ns"),
+                format!("calc {n} is longer than the largest allowed, {MAX_CALC} ns"),
             ));
         }
         let o = options(p, false)?;
@@ -574,7 +582,12 @@ fn parse_op(p: &mut Parser<'_>) -> Result<(GoalOp, u8, u8), InputError> {
                 tag: tag.map_or(0, |t| t.unwrap_or(u32::MAX)),
             }
         } else {
-            let from = peer.map(|r| rank_id(file, line, r)).transpose()?;
+            // G10: LogGOPSim keeps `-1` as 4294967295 (`ANY_SOURCE`), so
+            // `from 4294967295` is any source to it too.
+            let from = peer
+                .filter(|&r| r != u64::from(u32::MAX))
+                .map(|r| rank_id(file, line, r))
+                .transpose()?;
             GoalOp::Recv {
                 bytes,
                 from,
@@ -651,16 +664,16 @@ impl Schedule {
 impl Schedule {
     /// The schedule as a dependency graph, to run as LogGOPSim does
     /// ([`engine::run_graph`], docs/goal.md). `name` names the file in
-    /// errors. Refuses what LogGOPSim would take silently or misread: a
-    /// dependency cycle (its operations would never run) and a send to
-    /// the sending rank.
+    /// errors. Refuses what LogGOPSim would take silently: a dependency
+    /// cycle (its operations would never run). A send to the sending rank
+    /// is a message like any other, as in LogGOPSim (G6).
     pub fn to_graph(&self, name: &str) -> Result<Graph, InputError> {
         let mut graph = Graph::new();
         let mut ops = Vec::new();
         for (r, nodes) in self.ranks.iter().enumerate() {
             ops.clear();
             for node in nodes {
-                ops.push(graph_op(name, r, node)?);
+                ops.push(graph_op(node));
             }
             if topological(nodes).is_none() {
                 return Err(InputError::new(
@@ -678,20 +691,11 @@ impl Schedule {
     }
 }
 
-/// `node` of rank `r` as the graph executor's operation.
-fn graph_op(name: &str, r: usize, node: &GoalNode) -> Result<GraphOp, InputError> {
+/// `node` as the graph executor's operation.
+fn graph_op(node: &GoalNode) -> GraphOp {
     let (kind, size, peer, tag) = match node.op {
         GoalOp::Calc(ns) => (OpKind::Calc, ns, 0, 0),
-        GoalOp::Send { bytes, to, tag } => {
-            if to as usize == r {
-                return Err(InputError::new(
-                    name,
-                    node.line,
-                    format!("rank {r} sends to itself"),
-                ));
-            }
-            (OpKind::Send, bytes, to, tag)
-        }
+        GoalOp::Send { bytes, to, tag } => (OpKind::Send, bytes, to, tag),
         GoalOp::Recv { bytes, from, tag } => (
             OpKind::Recv,
             bytes,
@@ -699,14 +703,14 @@ fn graph_op(name: &str, r: usize, node: &GoalNode) -> Result<GraphOp, InputError
             tag.unwrap_or(engine::ANY),
         ),
     };
-    Ok(GraphOp {
+    GraphOp {
         size,
         peer,
         tag,
         kind,
         cpu: node.cpu,
         nic: if kind == OpKind::Calc { 0 } else { node.nic },
-    })
+    }
 }
 
 /// Reads a GOAL schedule into a dependency graph ([`parse`] followed by
@@ -755,6 +759,15 @@ fn goal_program(name: &str, locations: Vec<LocationSpec>, network: Network) -> P
 /// One rank's operations as a location's (see the module doc).
 fn convert(name: &str, r: usize, nodes: &[GoalNode]) -> Result<Vec<Op>, InputError> {
     for node in nodes {
+        if let GoalOp::Calc(ns) = node.op
+            && ns > MAX_TIME
+        {
+            return Err(InputError::new(
+                name,
+                node.line,
+                format!("calc {ns}: the sequence form takes calcs up to {MAX_TIME} ns"),
+            ));
+        }
         for (what, n) in [("cpu", node.cpu), ("nic", node.nic)] {
             if n != 0 {
                 return Err(InputError::new(

@@ -25,7 +25,9 @@
 //!
 //! A message's receive names the message's own size (LogGOPSim ignores the
 //! receive's size once the zero-byte and rendezvous fixes are in; a group's
-//! messages share one size). No rank sends to itself (heisen refuses it).
+//! messages share one size). No rank sends to itself (LogGOPSim and heisen
+//! deliver such messages; `tests/data/edge/` and `loggopsim_fuzz.txt` check
+//! them, docs/goal.md).
 
 use core::fmt::Write as _;
 

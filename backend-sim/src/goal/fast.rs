@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use std::io::Read;
 
 use crate::engine::{ANY, Edge, Graph, GraphOp, OpKind};
-use crate::program::{MAX_BYTES, MAX_LOCATIONS, MAX_TIME};
+use crate::program::{MAX_BYTES, MAX_LOCATIONS};
 
 /// Bytes read from the file at once: 64 KiB, so that the reader's
 /// buffer (doubled only while one statement is larger) stays small beside
@@ -309,12 +309,12 @@ impl Reader {
             return Err(Stop::Slow);
         }
         c.i += 1;
-        self.rank(c, r as u32, n)?;
+        self.rank(c, n)?;
         Ok(true)
     }
 
     /// A rank's body after its `{`, up to and including its `}`.
-    fn rank<'a>(&mut self, c: &mut Cursor<'a>, r: u32, n: u64) -> Scan<()> {
+    fn rank<'a>(&mut self, c: &mut Cursor<'a>, n: u64) -> Scan<()> {
         self.ops.clear();
         self.edges.clear();
         self.stamp += 1;
@@ -327,7 +327,7 @@ impl Reader {
             }
             let w = c.word()?;
             if matches!(w, b"send" | b"recv" | b"calc") {
-                self.op(c, w, r, n)?;
+                self.op(c, w, n)?;
                 continue;
             }
             c.blanks()?;
@@ -341,7 +341,7 @@ impl Reader {
                 if self.define(&mut other, w, index) {
                     return Err(Stop::Slow);
                 }
-                self.op(c, kind, r, n)?;
+                self.op(c, kind, n)?;
                 continue;
             }
             let start = match c.word()? {
@@ -405,10 +405,10 @@ impl Reader {
     }
 
     /// An operation after its kind, up to the end of its line.
-    fn op(&mut self, c: &mut Cursor<'_>, kind: &[u8], r: u32, n: u64) -> Scan<()> {
+    fn op(&mut self, c: &mut Cursor<'_>, kind: &[u8], n: u64) -> Scan<()> {
         if kind == b"calc" {
             let ns = c.number()?;
-            if ns > MAX_TIME {
+            if ns > super::MAX_CALC {
                 return Err(Stop::Slow);
             }
             let cpu = if c.peek()? == b'\n' {
@@ -441,9 +441,6 @@ impl Reader {
             None if send => return Err(Stop::Slow),
             None => ANY,
         };
-        if send && peer == r {
-            return Err(Stop::Slow);
-        }
         let tag = if c.b[c.i..].starts_with(b" tag ") {
             c.i += 4;
             match c.number_or_any()? {

@@ -161,12 +161,12 @@ fn errors_name_file_line_and_expectation() {
     assert!(e.to_string().contains("num_ranks"), "{e}");
     let e = parse(
         "bad.goal",
-        "num_ranks 1\nrank 0 {\n\nl1: calc 99999999999999999\n}\n",
+        "num_ranks 1\nrank 0 {\n\nl1: calc 9999999999999999999\n}\n",
     )
     .unwrap_err();
     assert!(
         e.to_string()
-            .starts_with("bad.goal:4: calc 99999999999999999 is longer"),
+            .starts_with("bad.goal:4: calc 9999999999999999999 is longer"),
         "{e}"
     );
     // Several CPUs parse (as LogGOPSim reads them) and are refused
@@ -373,7 +373,7 @@ mod graph {
     }
 
     #[test]
-    fn cycles_and_sends_to_self_are_refused_by_line() {
+    fn cycles_are_refused_by_line() {
         let cycle =
             "num_ranks 1\nrank 0 {\nl1: calc 1\nl2: calc 2\nl1 requires l2\nl2 requires l1\n}\n";
         let e = load_graph("g.goal", cycle).unwrap_err().to_string();
@@ -381,9 +381,60 @@ mod graph {
             e.contains("g.goal:3: rank 0: the dependencies form a cycle"),
             "{e}"
         );
-        let own = "num_ranks 2\nrank 1 {\ncalc 1\nsend 1b to 1 tag 0\n}\n";
-        let e = load_graph("g.goal", own).unwrap_err().to_string();
-        assert!(e.contains("g.goal:4: rank 1 sends to itself"), "{e}");
+    }
+
+    /// A rank's message to itself is handled like any other (G6), as
+    /// LogGOPSim does (fixed LogGOPSim: `Host 0: 5654`, `Host 1: 5`): the
+    /// send holds the CPU 0-1500, the message arrives at 4000 and is
+    /// handled until 5554 (o + 9G), completing the receive posted at 0.
+    #[test]
+    fn a_rank_receives_its_own_message() {
+        let own = "num_ranks 2\nrank 0 {\nl1: send 10b to 0 tag 3\nl2: recv 10b from 0 tag 3\nl3: calc 100\nl3 requires l2\n}\nrank 1 {\ncalc 5\n}\n";
+        assert_eq!(graph_run(own, LogGops::default()).unwrap(), vec![5654, 5]);
+    }
+
+    /// A calc up to 2^60 ns runs as LogGOPSim runs it (fixed LogGOPSim,
+    /// `tests/data/edge/big-calc.goal`), kernels and trace included, and
+    /// nothing overflows (the test profile checks); longer is refused by
+    /// line, and the sequence form keeps `MAX_TIME`.
+    #[test]
+    fn calcs_up_to_2_pow_60_run() {
+        let text = "num_ranks 2\nrank 0 {\nl1: calc 1152921504606846976\nl2: send 1b to 1\nl2 requires l1\nl3: calc 2000000000000 cpu 1\n}\nrank 1 {\nl1: calc 2000000000000\nl2: recv 1b from 0\nl3: calc 7\nl3 requires l2\n}\n";
+        let p = LogGops::default();
+        let ends = vec![1_152_921_504_606_848_476, 1_152_921_504_606_852_483];
+        assert_eq!(graph_run(text, p).unwrap(), ends);
+        let g = load_graph("g.goal", text).unwrap();
+        let options = crate::engine::RunOptions {
+            trace: true,
+            ..crate::engine::RunOptions::TRUTH
+        };
+        let r = crate::engine::run_graph_with(&g, Network::LogGops(p), options).unwrap();
+        assert_eq!(r.ends, ends);
+        assert!(r.trace.is_some());
+        let longer = text.replace("1152921504606846976", "1152921504606846977");
+        let e = load_graph("g.goal", &longer).unwrap_err().to_string();
+        assert!(
+            e.contains("g.goal:3: calc 1152921504606846977 is longer"),
+            "{e}"
+        );
+        let one = "num_ranks 1\nrank 0 {\ncalc 1152921504606846976\n}\n";
+        let e = load_compiled("g.goal", one, Network::LogGops(p)).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("the sequence form takes calcs up to"),
+            "{e}"
+        );
+    }
+
+    /// `from 4294967295` is LogGOPSim's any source (its `-1`, G10).
+    #[test]
+    fn from_4294967295_is_any_source() {
+        let text = "num_ranks 2\nrank 0 {\nsend 1b to 1 tag 6\n}\nrank 1 {\nrecv 1b from 4294967295 tag 6\n}\n";
+        let any = text.replace("4294967295", "-1");
+        let g = LogGops::default();
+        assert_eq!(graph_run(text, g).unwrap(), graph_run(&any, g).unwrap());
+        let beyond = text.replace("4294967295", "4294967294");
+        assert!(load_graph("g.goal", &beyond).is_err());
     }
 
     #[test]
