@@ -387,6 +387,22 @@ fn pcontrol_is_transparent_and_starts_and_stops_the_path() {
 }
 
 #[test]
+fn a_path_stopped_by_pcontrol_is_reported_as_frozen_at_the_stop() {
+    // miniFE's pattern: stop after MPI_Init, start for the solver, stop
+    // after it. The report used to hold no critical path at all (R9).
+    let exe = c_program("pcontrol_phase.c");
+    let (text, reports) = same_output(&exe, 2, "pcontrol_phase", &[]);
+    assert!(text.contains(" 0 failed checks"), "{text}");
+    for report in &reports.ranks {
+        compensated_not_above_measured(report, "pcontrol_phase");
+        let l = &report["locations"][0];
+        let path = &l["critical_path"];
+        assert!(path.is_object(), "critical path in {l}");
+        assert!(path["longest"].as_i64().unwrap_or(0) > 0, "{path}");
+    }
+}
+
+#[test]
 fn delay_only_form_keeps_the_output_and_reports_its_form() {
     let exe = c_program("collectives.c");
     let (_, reports) = same_output(&exe, 3, "delay-only", &[("HEISEN_FORM", "delay-only")]);

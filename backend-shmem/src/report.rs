@@ -224,7 +224,11 @@ fn location(s: &ThreadState, selected: usize) -> Report {
     let approximated_end = k.last_approximated();
     let name = format!("thread {}", s.index);
     let o = k.overcompensation();
-    let critical_path = CriticalPath::of_snapshot(&k.snapshot()).map(|mut p| {
+    // A location that stopped collecting (MPI_Pcontrol(0) after a phase)
+    // reports the values frozen at its stop (R9); before, only a location
+    // still collecting at the end had a path in its report.
+    let critical_path = k.collected_path().map(|s| {
+        let mut p = CriticalPath::new(s.longest, s.transfer, s.inclusive, s.exclusive, s.net);
         p.inclusive.truncate(selected);
         p.exclusive.truncate(selected);
         p.net.truncate(selected);

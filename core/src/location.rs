@@ -714,6 +714,14 @@ impl<const K: usize, const D: usize> Location<K, D> {
         self.path_at(self.clock)
     }
 
+    /// The critical-path values the location collected, for its report:
+    /// while collecting, as [`Location::snapshot`]; once stopped, the values
+    /// frozen at the stop (R9: a partial run reports the part it
+    /// collected); `None` if collection never started.
+    pub fn collected_path(&self) -> Option<Snapshot<K>> {
+        (self.path_state != PathState::Idle).then(|| self.path_at(self.clock))
+    }
+
     /// Starts critical-path collection at `t` with an empty path (R9, 003
     /// §2.3: the start node precedes the first selected event).
     pub fn start_path(&mut self, t: u64) -> Result<(), KernelError> {
