@@ -205,9 +205,16 @@ pub unsafe extern "C-unwind" fn pthread_mutex_lock(m: *mut pthread_mutex_t) -> c
     if let Some(Some(rc)) = hook(|st| lock_at_once(st, m)) {
         return rc;
     }
-    let a = hook(|st| before_lock(st, m)).flatten();
     // SAFETY: the caller's argument, passed on.
-    let rc = unsafe { real::pthread_mutex_lock(m) };
+    locking(m, || unsafe { real::pthread_mutex_lock(m) })
+}
+
+/// A blocking acquire of `m` by `call` (lock, timedlock, clocklock): the
+/// acquire merges the previous release; a failure merges nothing (R8).
+#[inline(always)]
+fn locking(m: *mut pthread_mutex_t, call: impl FnOnce() -> c_int) -> c_int {
+    let a = hook(|st| before_lock(st, m)).flatten();
+    let rc = call();
     if let Some(a) = a {
         hook(|st| after_lock(st, a, rc, true));
     }
@@ -241,13 +248,8 @@ pub unsafe extern "C-unwind" fn pthread_mutex_timedlock(
     m: *mut pthread_mutex_t,
     t: *const timespec,
 ) -> c_int {
-    let a = hook(|st| before_lock(st, m)).flatten();
     // SAFETY: the caller's arguments, passed on.
-    let rc = unsafe { real::pthread_mutex_timedlock(m, t) };
-    if let Some(a) = a {
-        hook(|st| after_lock(st, a, rc, true));
-    }
-    rc
+    locking(m, || unsafe { real::pthread_mutex_timedlock(m, t) })
 }
 
 /// `pthread_mutex_clocklock` (glibc 2.30; C++'s `timed_mutex::try_lock_for`
@@ -258,13 +260,8 @@ pub unsafe extern "C-unwind" fn pthread_mutex_clocklock(
     clock: clockid_t,
     t: *const timespec,
 ) -> c_int {
-    let a = hook(|st| before_lock(st, m)).flatten();
     // SAFETY: the caller's arguments, passed on.
-    let rc = unsafe { real::pthread_mutex_clocklock(m, clock, t) };
-    if let Some(a) = a {
-        hook(|st| after_lock(st, a, rc, true));
-    }
-    rc
+    locking(m, || unsafe { real::pthread_mutex_clocklock(m, clock, t) })
 }
 
 /// `pthread_mutex_unlock`: the outermost unlock is a release (R3, R8).
@@ -345,43 +342,13 @@ macro_rules! rw_acquire {
             rc
         }
     };
-    ($(#[$doc:meta])* $name:ident, $mode:expr) => {
+    ($(#[$doc:meta])* $name:ident, $mode:expr, blocking($($arg:ident: $ty:ty),*)) => {
         $(#[$doc])*
         #[unsafe(no_mangle)]
-        pub unsafe extern "C-unwind" fn $name(l: *mut pthread_rwlock_t) -> c_int {
-            let pre = hook(|st| before_rw(st, l, $mode)).flatten();
-            // SAFETY: the caller's argument, passed on.
-            let rc = unsafe { real::$name(l) };
-            if let Some((e, Some(begin))) = pre {
-                hook(|st| after_rw(st, e, Some(begin), $mode, rc));
-            }
-            rc
-        }
-    };
-    ($(#[$doc:meta])* $name:ident, $mode:expr, clocked) => {
-        $(#[$doc])*
-        #[unsafe(no_mangle)]
-        pub unsafe extern "C-unwind" fn $name(
-            l: *mut pthread_rwlock_t,
-            clock: clockid_t,
-            t: *const timespec,
-        ) -> c_int {
+        pub unsafe extern "C-unwind" fn $name(l: *mut pthread_rwlock_t $(, $arg: $ty)*) -> c_int {
             let pre = hook(|st| before_rw(st, l, $mode)).flatten();
             // SAFETY: the caller's arguments, passed on.
-            let rc = unsafe { real::$name(l, clock, t) };
-            if let Some((e, Some(begin))) = pre {
-                hook(|st| after_rw(st, e, Some(begin), $mode, rc));
-            }
-            rc
-        }
-    };
-    ($(#[$doc:meta])* $name:ident, $mode:expr, timed) => {
-        $(#[$doc])*
-        #[unsafe(no_mangle)]
-        pub unsafe extern "C-unwind" fn $name(l: *mut pthread_rwlock_t, t: *const timespec) -> c_int {
-            let pre = hook(|st| before_rw(st, l, $mode)).flatten();
-            // SAFETY: the caller's arguments, passed on.
-            let rc = unsafe { real::$name(l, t) };
+            let rc = unsafe { real::$name(l $(, $arg)*) };
             if let Some((e, Some(begin))) = pre {
                 hook(|st| after_rw(st, e, Some(begin), $mode, rc));
             }
@@ -392,7 +359,7 @@ macro_rules! rw_acquire {
 
 rw_acquire!(
     /// `pthread_rwlock_rdlock`: merges the last writer (R8).
-    pthread_rwlock_rdlock, Mode::Read
+    pthread_rwlock_rdlock, Mode::Read, blocking()
 );
 rw_acquire!(
     /// `pthread_rwlock_tryrdlock`: a failure merges nothing.
@@ -400,16 +367,16 @@ rw_acquire!(
 );
 rw_acquire!(
     /// `pthread_rwlock_timedrdlock`: a timeout merges nothing.
-    pthread_rwlock_timedrdlock, Mode::Read, timed
+    pthread_rwlock_timedrdlock, Mode::Read, blocking(t: *const timespec)
 );
 rw_acquire!(
     /// `pthread_rwlock_clockrdlock` (glibc 2.30; C++'s
     /// `shared_timed_mutex::try_lock_shared_for`): a timeout merges nothing.
-    pthread_rwlock_clockrdlock, Mode::Read, clocked
+    pthread_rwlock_clockrdlock, Mode::Read, blocking(clock: clockid_t, t: *const timespec)
 );
 rw_acquire!(
     /// `pthread_rwlock_wrlock`: merges the last writer and the readers since (R8).
-    pthread_rwlock_wrlock, Mode::Write
+    pthread_rwlock_wrlock, Mode::Write, blocking()
 );
 rw_acquire!(
     /// `pthread_rwlock_trywrlock`: a failure merges nothing.
@@ -417,12 +384,12 @@ rw_acquire!(
 );
 rw_acquire!(
     /// `pthread_rwlock_timedwrlock`: a timeout merges nothing.
-    pthread_rwlock_timedwrlock, Mode::Write, timed
+    pthread_rwlock_timedwrlock, Mode::Write, blocking(t: *const timespec)
 );
 rw_acquire!(
     /// `pthread_rwlock_clockwrlock` (glibc 2.30; C++'s
     /// `shared_timed_mutex::try_lock_for`): a timeout merges nothing.
-    pthread_rwlock_clockwrlock, Mode::Write, clocked
+    pthread_rwlock_clockwrlock, Mode::Write, blocking(clock: clockid_t, t: *const timespec)
 );
 
 /// `pthread_rwlock_init`: a fresh entry for the address.
@@ -566,9 +533,16 @@ pub unsafe extern "C-unwind" fn pthread_cond_wait(
     c: *mut pthread_cond_t,
     m: *mut pthread_mutex_t,
 ) -> c_int {
-    let w = hook(|st| before_wait(st, c, m)).flatten();
     // SAFETY: the caller's arguments, passed on.
-    let rc = unsafe { real::pthread_cond_wait(c, m) };
+    waiting(c, m, || unsafe { real::pthread_cond_wait(c, m) })
+}
+
+/// A wait on `c` with `m` by `call` (wait, timedwait, clockwait):
+/// [`before_wait`], the wait, [`after_wait`].
+#[inline(always)]
+fn waiting(c: *mut pthread_cond_t, m: *mut pthread_mutex_t, call: impl FnOnce() -> c_int) -> c_int {
+    let w = hook(|st| before_wait(st, c, m)).flatten();
+    let rc = call();
     if let Some(w) = w {
         hook(|st| after_wait(st, w, rc));
     }
@@ -582,13 +556,8 @@ pub unsafe extern "C-unwind" fn pthread_cond_timedwait(
     m: *mut pthread_mutex_t,
     t: *const timespec,
 ) -> c_int {
-    let w = hook(|st| before_wait(st, c, m)).flatten();
     // SAFETY: the caller's arguments, passed on.
-    let rc = unsafe { real::pthread_cond_timedwait(c, m, t) };
-    if let Some(w) = w {
-        hook(|st| after_wait(st, w, rc));
-    }
-    rc
+    waiting(c, m, || unsafe { real::pthread_cond_timedwait(c, m, t) })
 }
 
 /// `pthread_cond_clockwait` (glibc 2.30; C++'s
@@ -601,13 +570,10 @@ pub unsafe extern "C-unwind" fn pthread_cond_clockwait(
     clock: clockid_t,
     t: *const timespec,
 ) -> c_int {
-    let w = hook(|st| before_wait(st, c, m)).flatten();
     // SAFETY: the caller's arguments, passed on.
-    let rc = unsafe { real::pthread_cond_clockwait(c, m, clock, t) };
-    if let Some(w) = w {
-        hook(|st| after_wait(st, w, rc));
-    }
-    rc
+    waiting(c, m, || unsafe {
+        real::pthread_cond_clockwait(c, m, clock, t)
+    })
 }
 
 fn notify(st: &'static State, c: *mut pthread_cond_t) {

@@ -227,9 +227,16 @@ fn took_permit(st: &'static State, s: *mut sem_t, begin: Option<u64>) {
 /// `sem_wait`: merges the post whose permit it took (R8).
 #[unsafe(no_mangle)]
 pub unsafe extern "C-unwind" fn sem_wait(s: *mut sem_t) -> c_int {
-    let begin = hook(|st| with_current(|x| x.begin(st.actions.sem_wait))).flatten();
     // SAFETY: the caller's argument, passed on.
-    let rc = unsafe { real::sem_wait(s) };
+    sem_waiting(s, || unsafe { real::sem_wait(s) })
+}
+
+/// A blocking take of a permit of `s` by `call` (wait, timedwait,
+/// clockwait): a success merges the post whose permit it took (R8).
+#[inline(always)]
+fn sem_waiting(s: *mut sem_t, call: impl FnOnce() -> c_int) -> c_int {
+    let begin = hook(|st| with_current(|x| x.begin(st.actions.sem_wait))).flatten();
+    let rc = call();
     if rc == 0 && begin.is_some() {
         hook(|st| took_permit(st, s, begin));
     }
@@ -250,13 +257,8 @@ pub unsafe extern "C-unwind" fn sem_trywait(s: *mut sem_t) -> c_int {
 /// `sem_timedwait`: as `sem_wait`; a timeout merges nothing.
 #[unsafe(no_mangle)]
 pub unsafe extern "C-unwind" fn sem_timedwait(s: *mut sem_t, t: *const timespec) -> c_int {
-    let begin = hook(|st| with_current(|x| x.begin(st.actions.sem_wait))).flatten();
     // SAFETY: the caller's arguments, passed on.
-    let rc = unsafe { real::sem_timedwait(s, t) };
-    if rc == 0 && begin.is_some() {
-        hook(|st| took_permit(st, s, begin));
-    }
-    rc
+    sem_waiting(s, || unsafe { real::sem_timedwait(s, t) })
 }
 
 /// `sem_clockwait` (glibc 2.30): as `sem_wait`; a timeout merges nothing.
@@ -266,13 +268,8 @@ pub unsafe extern "C-unwind" fn sem_clockwait(
     clock: clockid_t,
     t: *const timespec,
 ) -> c_int {
-    let begin = hook(|st| with_current(|x| x.begin(st.actions.sem_wait))).flatten();
     // SAFETY: the caller's arguments, passed on.
-    let rc = unsafe { real::sem_clockwait(s, clock, t) };
-    if rc == 0 && begin.is_some() {
-        hook(|st| took_permit(st, s, begin));
-    }
-    rc
+    sem_waiting(s, || unsafe { real::sem_clockwait(s, clock, t) })
 }
 
 // ----- threads (R8) ----------------------------------------------------------
@@ -408,9 +405,15 @@ pub unsafe extern "C-unwind" fn pthread_detach(t: pthread_t) -> c_int {
 /// `pthread_join`: merges the thread's end (R8).
 #[unsafe(no_mangle)]
 pub unsafe extern "C-unwind" fn pthread_join(t: pthread_t, value: *mut *mut c_void) -> c_int {
-    let begin = hook(|st| with_current(|s| s.begin(st.actions.join))).flatten();
     // SAFETY: the caller's arguments, passed on.
-    let rc = unsafe { real::pthread_join(t, value) };
+    joining(t, || unsafe { real::pthread_join(t, value) })
+}
+
+/// A blocking join of `t` by `call` (join, timedjoin, clockjoin).
+#[inline(always)]
+fn joining(t: pthread_t, call: impl FnOnce() -> c_int) -> c_int {
+    let begin = hook(|st| with_current(|s| s.begin(st.actions.join))).flatten();
+    let rc = call();
     joined(t, rc, begin);
     rc
 }
@@ -452,11 +455,10 @@ pub unsafe extern "C-unwind" fn pthread_timedjoin_np(
     value: *mut *mut c_void,
     abstime: *const timespec,
 ) -> c_int {
-    let begin = hook(|st| with_current(|s| s.begin(st.actions.join))).flatten();
     // SAFETY: the caller's arguments, passed on.
-    let rc = unsafe { real::pthread_timedjoin_np(t, value, abstime) };
-    joined(t, rc, begin);
-    rc
+    joining(t, || unsafe {
+        real::pthread_timedjoin_np(t, value, abstime)
+    })
 }
 
 /// `pthread_clockjoin_np` (glibc 2.31): as `pthread_join`; a timeout
@@ -468,11 +470,10 @@ pub unsafe extern "C-unwind" fn pthread_clockjoin_np(
     clock: clockid_t,
     abstime: *const timespec,
 ) -> c_int {
-    let begin = hook(|st| with_current(|s| s.begin(st.actions.join))).flatten();
     // SAFETY: the caller's arguments, passed on.
-    let rc = unsafe { real::pthread_clockjoin_np(t, value, clock, abstime) };
-    joined(t, rc, begin);
-    rc
+    joining(t, || unsafe {
+        real::pthread_clockjoin_np(t, value, clock, abstime)
+    })
 }
 
 /// `pthread_exit`: the thread's end (R8), then the original, which
