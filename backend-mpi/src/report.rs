@@ -237,7 +237,7 @@ pub fn merge(reports: &[Value]) -> Value {
     // different first regions) mixed them on the way: it is named
     // `MIXED_SLOT`, and `mpi.selections_differ` says which rank selected
     // what. The other slots keep their names.
-    let selections: Vec<&[Value]> = reports
+    let entries: Vec<&[Value]> = reports
         .iter()
         .map(|r| {
             r["header"]["selected"]
@@ -245,16 +245,29 @@ pub fn merge(reports: &[Value]) -> Value {
                 .map_or(&[][..], Vec::as_slice)
         })
         .collect();
-    let width = selections.iter().map(|s| s.len()).max().unwrap_or(0);
+    let selections: Vec<Vec<&str>> = entries
+        .iter()
+        .map(|s| {
+            s.iter()
+                .map(|s| s["name"].as_str().unwrap_or("?"))
+                .collect()
+        })
+        .collect();
+    let width = selections.iter().map(Vec::len).max().unwrap_or(0);
     let mut mixed = Vec::new();
     let selected: Vec<Value> = (0..width)
         .map(|k| {
-            let mut slot = selections.iter().filter_map(|s| s.get(k));
-            let first = slot.next().cloned().unwrap_or(Value::Null);
-            if slot.all(|s| s["name"] == first["name"]) {
-                let mut s = first;
-                // renumbered like the other regions
-                if let Some(new) = s["name"].as_str().and_then(|n| ids.get(n)) {
+            let mut names = selections.iter().filter_map(|s| s.get(k));
+            let first = names.next().copied().unwrap_or("?");
+            if names.all(|&n| n == first) {
+                // the entry of a rank that uses the slot, renumbered like
+                // the other regions
+                let mut s = entries
+                    .iter()
+                    .find_map(|e| e.get(k))
+                    .cloned()
+                    .unwrap_or(Value::Null);
+                if let Some(new) = ids.get(first) {
                     s["id"] = json!(new);
                 }
                 s
@@ -266,14 +279,6 @@ pub fn merge(reports: &[Value]) -> Value {
         .collect();
     header["selected"] = json!(selected);
     let differ = !mixed.is_empty();
-    let selections: Vec<Vec<&str>> = selections
-        .iter()
-        .map(|s| {
-            s.iter()
-                .map(|s| s["name"].as_str().unwrap_or("?"))
-                .collect()
-        })
-        .collect();
     // Each rank's memory: the runtime's tables and the request table (R12).
     let memory: u64 = runtimes
         .iter()
