@@ -71,6 +71,25 @@ static inline long long sum_ints(const int *v, int n) {
     return s;
 }
 
+/* Some work, a ring message and an allreduce, checked: a phase's checksum
+ * (pcontrol.c, pcontrol_phase.c). */
+static inline long long ring_phase(int salt) {
+    volatile unsigned x = (unsigned)(rank + salt);
+    for (int i = 0; i < 20000; i++) x = x * 1103515245u + 12345u;
+    int to = (rank + 1) % size, from = (rank - 1 + size) % size;
+    int out = val(rank, salt), in = -1;
+    must(MPI_Sendrecv(&out, 1, MPI_INT, to, salt, &in, 1, MPI_INT, from, salt, MPI_COMM_WORLD,
+                      MPI_STATUS_IGNORE),
+         "sendrecv");
+    CHECK(in == val(from, salt));
+    int sum = 0;
+    must(MPI_Allreduce(&out, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD), "allreduce");
+    int want = 0;
+    for (int r = 0; r < size; r++) want += val(r, salt);
+    CHECK(sum == want);
+    return in + (long long)sum;
+}
+
 static int finish(const char *program) {
     if (rank == 0) {
         printf("%s: %d results on %d ranks, %d failed checks\n", program, results, size,

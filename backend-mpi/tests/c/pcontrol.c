@@ -13,24 +13,6 @@
  */
 #include "coll_common.h"
 
-/* Some work, a ring message and an allreduce: the phase's checksum. */
-static long long phase(int salt) {
-    volatile unsigned x = (unsigned)(rank + salt);
-    for (int i = 0; i < 20000; i++) x = x * 1103515245u + 12345u;
-    int to = (rank + 1) % size, from = (rank - 1 + size) % size;
-    int out = val(rank, salt), in = -1;
-    must(MPI_Sendrecv(&out, 1, MPI_INT, to, salt, &in, 1, MPI_INT, from, salt, MPI_COMM_WORLD,
-                      MPI_STATUS_IGNORE),
-         "sendrecv");
-    CHECK(in == val(from, salt));
-    int sum = 0;
-    must(MPI_Allreduce(&out, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD), "allreduce");
-    int want = 0;
-    for (int r = 0; r < size; r++) want += val(r, salt);
-    CHECK(sum == want);
-    return in + (long long)sum;
-}
-
 int main(int argc, char **argv) {
     /* MPICH refuses MPI_Pcontrol before MPI_Init, so the first stop comes
      * right after it, before any communication */
@@ -40,21 +22,21 @@ int main(int argc, char **argv) {
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     CHECK(MPI_Pcontrol(0) == MPI_SUCCESS);
 
-    long long s = phase(1);
+    long long s = ring_phase(1);
     result("stopped from the start", s);
 
     CHECK(MPI_Pcontrol(1) == MPI_SUCCESS);
-    s = phase(2);
+    s = ring_phase(2);
     result("started", s);
 
     CHECK(MPI_Pcontrol(0) == MPI_SUCCESS);
-    s = phase(3);
+    s = ring_phase(3);
     CHECK(MPI_Pcontrol(0) == MPI_SUCCESS); /* stopping twice is fine */
     result("stopped again", s);
 
     /* only rank 0 starts: the others start when they merge its data (R9) */
     if (rank == 0) CHECK(MPI_Pcontrol(1) == MPI_SUCCESS);
-    s = phase(4);
+    s = ring_phase(4);
     result("started on rank 0 only", s);
 
     /* levels the interposer does not define, and extra arguments */
@@ -62,7 +44,7 @@ int main(int argc, char **argv) {
     CHECK(MPI_Pcontrol(-1) == MPI_SUCCESS);
     CHECK(MPI_Pcontrol(7, "ignored", 3) == MPI_SUCCESS);
     CHECK(MPI_Pcontrol(1) == MPI_SUCCESS);
-    s = phase(5);
+    s = ring_phase(5);
     result("other levels", s);
 
     return finish("pcontrol");

@@ -11,40 +11,22 @@
  */
 #include "coll_common.h"
 
-/* Some work, a ring message and an allreduce: the step's checksum. */
-static long long step(int salt) {
-    volatile unsigned x = (unsigned)(rank + salt);
-    for (int i = 0; i < 20000; i++) x = x * 1103515245u + 12345u;
-    int to = (rank + 1) % size, from = (rank - 1 + size) % size;
-    int out = val(rank, salt), in = -1;
-    must(MPI_Sendrecv(&out, 1, MPI_INT, to, salt, &in, 1, MPI_INT, from, salt, MPI_COMM_WORLD,
-                      MPI_STATUS_IGNORE),
-         "sendrecv");
-    CHECK(in == val(from, salt));
-    int sum = 0;
-    must(MPI_Allreduce(&out, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD), "allreduce");
-    int want = 0;
-    for (int r = 0; r < size; r++) want += val(r, salt);
-    CHECK(sum == want);
-    return in + (long long)sum;
-}
-
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     CHECK(MPI_Pcontrol(0) == MPI_SUCCESS);
 
-    long long s = step(1); /* set-up, not collected */
+    long long s = ring_phase(1); /* set-up, not collected */
     result("set-up", s);
 
     CHECK(MPI_Pcontrol(1) == MPI_SUCCESS); /* the solver */
     s = 0;
-    for (int i = 0; i < 20; i++) s += step(10 + i);
+    for (int i = 0; i < 20; i++) s += ring_phase(10 + i);
     CHECK(MPI_Pcontrol(0) == MPI_SUCCESS);
     result("solver", s);
 
-    s = step(2); /* the summary, not collected */
+    s = ring_phase(2); /* the summary, not collected */
     result("summary", s);
     return finish("pcontrol_phase");
 }
