@@ -48,6 +48,27 @@ fn build_instrumented(dir: &Path, name: &str, flags: &[&str]) -> PathBuf {
     )
 }
 
+/// Builds `tests/c/NAME.c` instrumented (`-O1 -finstrument-functions`)
+/// and runs it with its report in its own directory.
+fn run_hooked(name: &str) -> (PathBuf, std::process::Output) {
+    let dir = work_dir(&format!("instrument_{name}"));
+    let file = format!("tests/c/{name}.c");
+    let exe = build(
+        Language::C,
+        &dir,
+        name,
+        &[source(&file)],
+        &["-O1", "-finstrument-functions"],
+    );
+    let out = run(
+        &exe,
+        &dir,
+        &[],
+        &[("HEISEN_OUTPUT", dir.to_str().expect("utf-8"))],
+    );
+    (dir, out)
+}
+
 /// `(count, name)` of every region the report's locations entered.
 fn counts(report: &Value) -> Vec<(u64, String)> {
     let names = report["regions"].as_array().expect("regions");
@@ -202,20 +223,7 @@ fn instrumented_program_under_valgrind() {
 /// (counted, one line at exit) and nothing after.
 #[test]
 fn a_longjmp_over_instrumented_functions_loses_nothing() {
-    let dir = work_dir("instrument_jumps");
-    let exe = build(
-        Language::C,
-        &dir,
-        "jumps",
-        &[source("tests/c/jumps.c")],
-        &["-O1", "-finstrument-functions"],
-    );
-    let out = run(
-        &exe,
-        &dir,
-        &[],
-        &[("HEISEN_OUTPUT", dir.to_str().expect("utf-8"))],
-    );
+    let (dir, out) = run_hooked("jumps");
     assert_eq!(
         stdout(&out).trim(),
         "recovered 2020 total 549545",
@@ -267,20 +275,7 @@ fn a_longjmp_over_instrumented_functions_loses_nothing() {
 /// program's output its own.
 #[test]
 fn a_jump_out_of_a_signal_handler_inside_a_hook_keeps_the_thread_in_the_report() {
-    let dir = work_dir("instrument_signal_jump");
-    let exe = build(
-        Language::C,
-        &dir,
-        "signal_jump",
-        &[source("tests/c/signal_jump.c")],
-        &["-O1", "-finstrument-functions"],
-    );
-    let out = run(
-        &exe,
-        &dir,
-        &[],
-        &[("HEISEN_OUTPUT", dir.to_str().expect("utf-8"))],
-    );
+    let (dir, out) = run_hooked("signal_jump");
     assert_eq!(
         stdout(&out),
         "a jump left a heisen call\nafter 1000\n",
