@@ -3,11 +3,9 @@
 //! the median over batches, and split each cost around its clock read.
 //!
 //! For regions (R1, 000 §2, refined in situ as docs/rules.md says): the
-//! whole cost of an enter+exit pair made of calls the program cannot see
-//! into (C API, compiler hooks) is what it adds to a loop of generic work
-//! ([`work`]), the median over several work sizes ([`in_situ_cost`]); an
-//! inlined pair (the Rust API) is timed back to back;
-//! the part inside the region's own interval is the measured inclusive
+//! whole cost of an enter+exit pair (the Rust API's, the C API's, the
+//! compiler hooks') is what it adds to a loop of generic work ([`work`]),
+//! the median over several work sizes ([`in_situ_cost`]); the part inside the region's own interval is the measured inclusive
 //! time of an empty region timed back to back (the enter's work after its
 //! clock read plus the exit's before its own). The rest falls in the
 //! parent's interval.
@@ -178,11 +176,9 @@ pub fn ns(cost: f64) -> u64 {
 /// calibrated (the Rust API, a C call, a compiler hook). Runs in a scratch
 /// state ([`thread::calibrating`]), so it leaves no location behind.
 ///
-/// The whole cost of an [`Placement::OutOfLine`] pair is its in-situ cost
-/// ([`in_situ_cost`]: what it adds to generic work, not what a loop of
-/// empty regions takes); that of an [`Placement::Inline`] pair is the time
-/// a loop of empty regions takes per iteration;
-/// the part inside the region's own interval is the measured inclusive
+/// The whole cost of the pair is its in-situ cost ([`in_situ_cost`]: what
+/// it adds to generic work, not what a loop of empty regions takes); the
+/// part inside the region's own interval is the measured inclusive
 /// time of the empty region timed back to back (the enter's work after
 /// its clock read plus the exit's before its own). Each is split evenly
 /// between the enter and the exit; rounding keeps the pair's sum to the
@@ -191,7 +187,6 @@ pub fn ns(cost: f64) -> u64 {
 pub fn region_pair(
     rt: &'static Runtime,
     what: &str,
-    placement: Placement,
     mut pair: impl FnMut(),
 ) -> RegionPair {
     let (back_to_back, (in_situ, by_size), inside) = thread::calibrating(rt, || {
@@ -202,10 +197,7 @@ pub fn region_pair(
                 .map_or(0.0, |r| r.measured_inclusive as f64 / r.count.max(1) as f64)
         })
         .unwrap_or(0.0);
-        let in_situ = match placement {
-            Placement::OutOfLine => in_situ_cost(rt, what, per_pair, &mut pair, || {}),
-            Placement::Inline => (per_pair, [per_pair; WORK_STEPS.len()]),
-        };
+        let in_situ = in_situ_cost(rt, what, per_pair, &mut pair, || {});
         (per_pair, in_situ, inside)
     });
     // R1: an enter's part after its clock read and an exit's part before
@@ -222,7 +214,7 @@ pub fn region_pair(
         inside: inside_ns - enter.inside,
     };
     // Sizes only where the pair was measured in situ.
-    let measured = placement == Placement::OutOfLine && rt.config().in_situ;
+    let measured = rt.config().in_situ;
     rt.note_pair(PairCalibration {
         path: what.to_owned(),
         back_to_back: ns(back_to_back),
@@ -242,21 +234,6 @@ pub fn region_pair(
     RegionPair { enter, exit }
 }
 
-/// How a region path sits in a program's code, which decides how its pair
-/// is costed (R1 as docs/rules.md refines it).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Placement {
-    /// Compiled into the program's own code (the Rust API's guards and
-    /// closures): the compiler schedules the program around it, and the
-    /// pair is timed back to back.
-    Inline,
-    /// A call the program cannot see into (a C API call, a compiler
-    /// hook): the program spills its live registers around it and its
-    /// independent work no longer overlaps across it, so the pair is
-    /// costed in situ ([`in_situ_cost`]).
-    OutOfLine,
-}
-
 /// What [`region_pair`] measured.
 #[derive(Clone, Copy, Debug)]
 pub struct RegionPair {
@@ -273,7 +250,7 @@ pub(crate) fn runtime(rt: &'static Runtime) {
     let clock = per_call(rt, || {
         core::hint::black_box(rt.now());
     });
-    let pair = region_pair(rt, "enter+exit", Placement::Inline, || {
+    let pair = region_pair(rt, "enter+exit", || {
         thread::with_current(|s| s.enter(SCRATCH_REGION, 0));
         let _ = thread::with_current(|s| s.exit(SCRATCH_REGION));
     });

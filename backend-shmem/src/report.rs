@@ -67,8 +67,8 @@ pub struct PairCalibration {
     /// The pair timed back to back, ns.
     pub back_to_back: u64,
     /// Steps of the work kernel between pairs, per in-situ measurement
-    /// (empty where the pair was timed back to back only: the Rust API's
-    /// inlined pairs, or `HEISEN_CALIBRATION=back-to-back`).
+    /// (empty where the pair was timed back to back only:
+    /// `HEISEN_CALIBRATION=back-to-back`).
     pub work_steps: Vec<u32>,
     /// The pair's added cost at each of `work_steps`, ns.
     pub in_situ: Vec<u64>,
