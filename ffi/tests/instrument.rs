@@ -299,3 +299,51 @@ fn a_jump_out_of_a_signal_handler_inside_a_hook_keeps_the_thread_in_the_report()
 /// `zig`/`zag` frames beyond the region stack in `jumps.c`: 10 jumps out
 /// of 301 frames, above `main` and `recover_zigzag` in a stack of 64.
 const LOST: u64 = 10 * (301 - 62);
+
+/// C++ exceptions unwind instrumented frames through their exit hooks:
+/// every call is counted, nothing is lost or mismatched, and a function
+/// that catches in the middle of the stack goes on with its own children.
+#[test]
+fn cxx_exceptions_unwind_through_the_exit_hooks() {
+    let dir = work_dir("instrument_exceptions");
+    let exe = build(
+        Language::Cxx,
+        &dir,
+        "exceptions",
+        &[source("tests/c/exceptions.cpp")],
+        &[
+            "-O1",
+            "-finstrument-functions",
+            "-finstrument-functions-exclude-file-list=/usr/include",
+        ],
+    );
+    let out = run(
+        &exe,
+        &dir,
+        &[],
+        &[("HEISEN_OUTPUT", dir.to_str().expect("utf-8"))],
+    );
+    assert_eq!(stdout(&out).trim(), "sum 4400 caught 200", "{}", describe(&out));
+    assert!(out.stderr.is_empty(), "{}", describe(&out));
+    let report = report(&dir);
+    let counts = counts(&report);
+    // Recursive calls fold into the outermost (002 Fig. 11): `thrower`
+    // once per outer call (100 from main, 100 under `rethrower`), `ping`
+    // and `pong` once per `catcher`; `after` twice per `catcher`.
+    for (name, count) in [
+        ("main", 1),
+        ("thrower(int)", 200),
+        ("catcher(int)", 100),
+        ("ping(int)", 100),
+        ("pong(int)", 100),
+        ("after(int)", 200),
+        ("rethrower(int)", 100),
+    ] {
+        assert_eq!(count_of(&counts, name), count, "{name} in {counts:?}");
+    }
+    assert_eq!(report["runtime"]["exit_mismatches"], 0);
+    assert_eq!(report["runtime"]["exits_without_enter"], 0);
+    assert_eq!(report["runtime"]["frames_unwound"], 0);
+    let location = &report["locations"][0];
+    assert_eq!(location["overflow"]["frames"], 0, "{location}");
+}
