@@ -184,11 +184,7 @@ pub fn ns(cost: f64) -> u64 {
 /// between the enter and the exit; rounding keeps the pair's sum to the
 /// nearest ns. `what` names the path in the report's
 /// `runtime.calibration`.
-pub fn region_pair(
-    rt: &'static Runtime,
-    what: &str,
-    mut pair: impl FnMut(),
-) -> RegionPair {
+pub fn region_pair(rt: &'static Runtime, what: &str, mut pair: impl FnMut()) -> RegionPair {
     let (back_to_back, (in_situ, by_size), inside) = thread::calibrating(rt, || {
         let per_pair = per_call(rt, &mut pair);
         let inside = thread::with_current(|s| {

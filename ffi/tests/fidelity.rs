@@ -94,7 +94,11 @@ fn fidelity_program_instrumented_computes_what_the_plain_one_does() {
     let pairs = report["runtime"]["calibration"]
         .as_array()
         .expect("runtime.calibration");
-    for name in ["cyg_profile_func_enter+exit", "c_enter+c_exit", "enter+exit"] {
+    for name in [
+        "cyg_profile_func_enter+exit",
+        "c_enter+c_exit",
+        "enter+exit",
+    ] {
         let pair = pairs
             .iter()
             .find(|p| p["path"] == name)

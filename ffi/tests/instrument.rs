@@ -323,7 +323,12 @@ fn cxx_exceptions_unwind_through_the_exit_hooks() {
         &[],
         &[("HEISEN_OUTPUT", dir.to_str().expect("utf-8"))],
     );
-    assert_eq!(stdout(&out).trim(), "sum 4400 caught 200", "{}", describe(&out));
+    assert_eq!(
+        stdout(&out).trim(),
+        "sum 4400 caught 200",
+        "{}",
+        describe(&out)
+    );
     assert!(out.stderr.is_empty(), "{}", describe(&out));
     let report = report(&dir);
     let counts = counts(&report);
