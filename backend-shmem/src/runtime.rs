@@ -335,7 +335,9 @@ impl Ended {
             m.publish_ended(state.kernel().last_measured(), &path);
         }
         self.errors.absorb(&state.errors());
-        let text = report::ended_text(state);
+        // The taking thread may have a small stack (R12: it must not crash).
+        let text =
+            crate::thread::with_stack(crate::thread::REPORT_STACK, || report::ended_text(state));
         if self.kept.len() >= ENDED_LOCATIONS || self.bytes + text.len() > ENDED_BYTES {
             self.dropped += 1;
             return;
@@ -1003,7 +1005,8 @@ impl Runtime {
             return None;
         }
         crate::thread::finish_current();
-        let result = report::write(self);
+        // The thread ending the process may have a small stack.
+        let result = crate::thread::with_stack(crate::thread::REPORT_STACK, || report::write(self));
         if let Err(e) = &result {
             self.note(e.clone());
         }

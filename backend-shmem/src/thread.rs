@@ -1012,6 +1012,120 @@ pub fn with_stack_room<R: Send>(f: impl FnOnce() -> R + Send) -> R {
     })
 }
 
+/// Stack the report work needs: an ended thread's report built as one
+/// value (`report::ended_text`: the fixed tables' 40 KiB, and their
+/// encoding) or the whole report written (`report::write`). Measured: a
+/// thread of 64 KiB crashed keeping the report of the slot it took over,
+/// one of 128 KiB did not; kept at twice that.
+pub(crate) const REPORT_STACK: usize = if cfg!(debug_assertions) {
+    1024 * 1024
+} else {
+    256 * 1024
+};
+
+/// Stack of the helper thread [`with_stack`] makes.
+const HELPER_STACK: usize = 8 * 1024 * 1024;
+
+/// Runs `f` here when the calling thread has `need` bytes of stack left,
+/// else on a helper thread with [`HELPER_STACK`] bytes, waiting for it (a
+/// program's thread of 64 KiB that ends the process or takes over an
+/// ended thread's slot would otherwise overflow its stack in heisen's
+/// report code). The helper is made with libc's own `pthread_create`
+/// (`RTLD_NEXT`, not an interposer's), so it is never registered,
+/// measured or wrapped, and takes no lock the caller may hold. Where no
+/// thread can be made, `f` runs here. A panic in `f` is resumed here.
+pub(crate) fn with_stack<R>(need: usize, f: impl FnOnce() -> R) -> R {
+    if stack_left(current_tid()).is_none_or(|left| left >= need) {
+        return f();
+    }
+    helper::run(f)
+}
+
+/// The helper thread of [`with_stack`].
+mod helper {
+    use core::ffi::c_void;
+    use core::panic::AssertUnwindSafe;
+    use core::ptr;
+    use std::panic::{catch_unwind, resume_unwind};
+
+    type Create = unsafe extern "C" fn(
+        *mut libc::pthread_t,
+        *const libc::pthread_attr_t,
+        extern "C" fn(*mut c_void) -> *mut c_void,
+        *mut c_void,
+    ) -> libc::c_int;
+    type Join = unsafe extern "C" fn(libc::pthread_t, *mut *mut c_void) -> libc::c_int;
+
+    /// The work and its outcome, on the caller's stack while it waits.
+    struct Job<F, R> {
+        f: Option<F>,
+        outcome: Option<std::thread::Result<R>>,
+    }
+
+    extern "C" fn body<F: FnOnce() -> R, R>(job: *mut c_void) -> *mut c_void {
+        // SAFETY: `run` passes its own job and waits for this thread to
+        // end before it touches the job again.
+        #[allow(unsafe_code)] // reason: the job is handed over by pointer
+        let job = unsafe { &mut *job.cast::<Job<F, R>>() };
+        if let Some(f) = job.f.take() {
+            job.outcome = Some(catch_unwind(AssertUnwindSafe(f)));
+        }
+        ptr::null_mut()
+    }
+
+    /// libc's own `name`, past any interposer (null when not found).
+    fn next(name: &core::ffi::CStr) -> *mut c_void {
+        // SAFETY: `dlsym` with RTLD_NEXT and a NUL-terminated name.
+        #[allow(unsafe_code)] // reason: the libc call
+        unsafe {
+            libc::dlsym(libc::RTLD_NEXT, name.as_ptr())
+        }
+    }
+
+    /// Runs `f` on a thread of its own and returns what it returned.
+    pub(super) fn run<R>(f: impl FnOnce() -> R) -> R {
+        let (create, join) = (next(c"pthread_create"), next(c"pthread_join"));
+        if create.is_null() || join.is_null() {
+            return f();
+        }
+        // SAFETY: both symbols are libc's functions of these signatures.
+        #[allow(unsafe_code)] // reason: calling libc through dlsym's pointers
+        unsafe {
+            let create: Create = core::mem::transmute::<*mut c_void, Create>(create);
+            let join: Join = core::mem::transmute::<*mut c_void, Join>(join);
+            let mut job = Job {
+                f: Some(f),
+                outcome: None,
+            };
+            let mut attr: libc::pthread_attr_t = core::mem::zeroed();
+            let mut thread: libc::pthread_t = 0;
+            let made = libc::pthread_attr_init(&mut attr) == 0
+                && libc::pthread_attr_setstacksize(&mut attr, super::HELPER_STACK) == 0
+                && create(
+                    &mut thread,
+                    &attr,
+                    body_of(&job),
+                    ptr::addr_of_mut!(job).cast(),
+                ) == 0;
+            libc::pthread_attr_destroy(&mut attr);
+            if made {
+                join(thread, ptr::null_mut());
+            }
+            match job.outcome {
+                Some(Ok(r)) => r,
+                Some(Err(panic)) => resume_unwind(panic),
+                // No thread: run it here.
+                None => (job.f.take().expect("not run"))(),
+            }
+        }
+    }
+
+    /// [`body`] for the job's types.
+    fn body_of<F: FnOnce() -> R, R>(_: &Job<F, R>) -> extern "C" fn(*mut c_void) -> *mut c_void {
+        body::<F, R>
+    }
+}
+
 /// Whether the message on small stacks was noted (once per process).
 static SMALL_STACK_NOTED: core::sync::atomic::AtomicBool =
     core::sync::atomic::AtomicBool::new(false);

@@ -1,7 +1,9 @@
 /* Threads with the smallest stacks a program may ask for
- * (PTHREAD_STACK_MIN, and 64 KiB) that lock, wait and create threads,
- * and a worker thread that calls exit() while main waits in
- * pthread_join. Output and exit code must be identical with and without
+ * (PTHREAD_STACK_MIN, and 64 KiB) that lock, wait and create threads;
+ * 600 more threads of 64 KiB one after the other (more than the 512
+ * slots heisen's registry has, so later ones take over the slots of
+ * ended ones and keep their reports); and a worker thread of 64 KiB that
+ * calls exit() while main waits in pthread_join. Output and exit code must be identical with and without
  * LD_PRELOAD=libheisen_pthread.so; under it every thread is measured (a
  * release build; a debug one cannot register on 16 KiB stacks). */
 #define _GNU_SOURCE
@@ -22,6 +24,14 @@ static void *leaf(void *arg) {
         pthread_mutex_unlock(&lk);
     }
     pthread_barrier_wait(&bar);
+    return NULL;
+}
+
+static void *once(void *arg) {
+    (void)arg;
+    pthread_mutex_lock(&lk);
+    counter++;
+    pthread_mutex_unlock(&lk);
     return NULL;
 }
 
@@ -49,8 +59,17 @@ int main(void) {
         pthread_barrier_destroy(&bar);
         pthread_attr_destroy(&a);
     }
+    pthread_attr_t small;
+    pthread_attr_init(&small);
+    pthread_attr_setstacksize(&small, 65536);
+    for (int i = 0; i < 600; i++) {
+        pthread_t c;
+        if (pthread_create(&c, &small, once, NULL) != 0)
+            return 98;
+        pthread_join(c, NULL);
+    }
     pthread_t e;
-    pthread_create(&e, NULL, exits, NULL);
+    pthread_create(&e, &small, exits, NULL);
     pthread_join(e, NULL);
     return 0;
 }
