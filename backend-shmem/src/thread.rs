@@ -114,7 +114,7 @@ impl ThreadState {
     /// Builds a state in place at `s`, whatever `s` held (it is
     /// overwritten, not dropped): the statistics tables are copied from a
     /// static, so that registering a thread needs a few KiB of its stack,
-    /// not the state's 55 KiB (a C thread may have 16 KiB).
+    /// not the state's 146 KiB (a C thread may have 16 KiB).
     ///
     /// # Safety
     /// `s` must be valid for writes of a `ThreadState`, aligned, and not
@@ -953,7 +953,7 @@ fn register_current(parent: Option<&Record>) -> Option<*const Thread> {
     Some(p)
 }
 
-/// Stack a registration needs. The thread's state (55 KiB: the kernel's
+/// Stack a registration needs. The thread's state (146 KiB: the kernel's
 /// and the statistics' fixed tables) is built in place on the heap
 /// (`ThreadState::init_in_place`); what remains on the stack is the
 /// kernel's 4 KiB value (built in place too in a release build), the
@@ -1013,14 +1013,15 @@ pub fn with_stack_room<R: Send>(f: impl FnOnce() -> R + Send) -> R {
 }
 
 /// Stack the report work needs: an ended thread's report built as one
-/// value (`report::ended_text`: the fixed tables' 40 KiB, and their
-/// encoding) or the whole report written (`report::write`). Measured: a
-/// thread of 64 KiB crashed keeping the report of the slot it took over,
-/// one of 128 KiB did not; kept at twice that.
+/// value (`report::ended_text`: the fixed tables' 111 KiB, and their
+/// encoding) or the whole report written (`report::write`). Measured with
+/// tables of 40 KiB: a thread of 64 KiB crashed keeping the report of the
+/// slot it took over, one of 128 KiB did not; kept at four times that for
+/// the larger tables.
 pub(crate) const REPORT_STACK: usize = if cfg!(debug_assertions) {
-    1024 * 1024
+    2 * 1024 * 1024
 } else {
-    256 * 1024
+    1024 * 1024
 };
 
 /// Stack of the helper thread [`with_stack`] makes.

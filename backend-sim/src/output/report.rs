@@ -22,8 +22,8 @@ use crate::input::InputError;
 /// as every writer, `docs/report.md` "Capacities").
 pub const READ_SELECTED: usize = 16;
 /// Region records per location a report may carry (the process runtime
-/// keeps 512).
-pub const READ_REGIONS: usize = 512;
+/// keeps 2,048).
+pub const READ_REGIONS: usize = 2048;
 /// Communication records per location a report may carry.
 pub const READ_COMMS: usize = 256;
 /// Loop records per location a report may carry.
