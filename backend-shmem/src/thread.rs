@@ -988,28 +988,10 @@ const CALIBRATE_STACK: usize = if cfg!(debug_assertions) {
     192 * 1024
 };
 
-/// Whether the calling thread has the stack a calibration needs (see
-/// [`CALIBRATE_STACK`]): a backend that calibrates on first use moves the
-/// work to a thread of its own when not.
-pub fn stack_room() -> bool {
-    stack_left(current_tid()).is_none_or(|left| left >= CALIBRATE_STACK)
-}
-
-/// Runs `f` (a calibration) here, or on a thread with the default stack
-/// when the calling thread has too little left (see [`stack_room`]).
-pub fn with_stack_room<R: Send>(f: impl FnOnce() -> R + Send) -> R {
-    if stack_room() {
-        return f();
-    }
-    std::thread::scope(|s| {
-        let spawned = std::thread::Builder::new()
-            .name("heisen-calibrate".into())
-            .spawn_scoped(s, f);
-        match spawned {
-            Ok(h) => h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)),
-            Err(_) => panic!("heisen: no thread for calibrating from a small stack"),
-        }
-    })
+/// Runs `f` (a calibration) here, or on a helper thread when the calling
+/// thread has less than [`CALIBRATE_STACK`] left ([`with_stack`]).
+pub fn with_stack_room<R>(f: impl FnOnce() -> R) -> R {
+    with_stack(CALIBRATE_STACK, f)
 }
 
 /// Stack the report work needs: an ended thread's report built as one
