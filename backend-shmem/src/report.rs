@@ -9,8 +9,8 @@ use std::io::Write as _;
 use std::path::PathBuf;
 
 use heisen_core::report::{
-    CriticalPath, LOCATION_NAME_LEN, LocationValues, Overcompensation, REGION_NAME_LEN, RegionName,
-    RunHeader, truncated,
+    CriticalPath, LOCATION_NAME_LEN, LocationValues, Overcompensation, RegionName, RunHeader,
+    region_name, truncated,
 };
 use serde::{Deserialize, Serialize};
 
@@ -104,7 +104,7 @@ fn header_and_regions(rt: &Runtime) -> (RunHeader<SELECTED>, Vec<RegionName>) {
     for &id in rt.selected().iter().take_while(|&&id| id != NO_REGION) {
         match names.get(id as usize) {
             Some(name) => {
-                let _ = header.select(id, &truncated::<REGION_NAME_LEN>(name));
+                let _ = header.select(id, &region_name(name));
             }
             None => break, // the default selection beyond the regions seen
         }
@@ -114,7 +114,7 @@ fn header_and_regions(rt: &Runtime) -> (RunHeader<SELECTED>, Vec<RegionName>) {
         .enumerate()
         .map(|(id, name)| RegionName {
             id: id as u32,
-            name: truncated::<REGION_NAME_LEN>(name),
+            name: region_name(name),
         })
         .collect();
     (header, regions)

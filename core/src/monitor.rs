@@ -46,9 +46,10 @@ pub const FILE_PREFIX: &str = "heisen.";
 /// See [`DIRECTORY`].
 pub const FILE_SUFFIX: &str = ".monitor";
 
-/// Longest region name the header holds, in bytes (the report's
-/// `REGION_NAME_LEN`); longer names are cut at a character boundary.
-pub const NAME_LEN: usize = crate::report::REGION_NAME_LEN;
+/// Longest region name the header holds, in bytes (a live view's column;
+/// the report keeps up to `REGION_NAME_LEN`); longer names are cut at a
+/// character boundary.
+pub const NAME_LEN: usize = 64;
 
 /// Words of one name's bytes.
 const NAME_WORDS: usize = NAME_LEN / 8;

@@ -30,8 +30,10 @@ pub const VERSION: u32 = 1;
 /// Tool name written in [`RunHeader::tool`].
 pub const TOOL: &str = "heisen";
 
-/// Longest region name, in bytes.
-pub const REGION_NAME_LEN: usize = 64;
+/// Longest region name, in bytes: room for a C++ function's demangled
+/// signature (`std::vector<int, std::allocator<int> >::push_back(int const&)`
+/// is 63). Longer names are cut by [`region_name`] so that they stay apart.
+pub const REGION_NAME_LEN: usize = 256;
 
 /// The name a merged report gives share slot `k` when the processes it
 /// merges selected different regions in that slot (R7: a share is region
@@ -104,6 +106,43 @@ pub fn truncated<const N: usize>(s: &str) -> String<N> {
     // Cannot fail: `end <= N` bytes.
     let _ = out.push_str(&s[..end]);
     out
+}
+
+/// `s` as a region name: whole if it fits in [`REGION_NAME_LEN`] bytes,
+/// else its longest prefix that leaves room for `…#` and 16 hex digits of
+/// a hash of the whole name (FNV-1a, 64 bits). Names are how reports of
+/// several processes are merged, so two functions whose long names share
+/// a prefix (template instances) must not come out the same.
+pub fn region_name(s: &str) -> String<REGION_NAME_LEN> {
+    if s.len() <= REGION_NAME_LEN {
+        return truncated::<REGION_NAME_LEN>(s);
+    }
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in s.bytes() {
+        hash = (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    const SUFFIX: usize = "…#".len() + 16;
+    let mut out = truncated::<REGION_NAME_LEN>(&s[..floor_boundary(s, REGION_NAME_LEN - SUFFIX)]);
+    // Cannot fail: the prefix leaves SUFFIX bytes.
+    let _ = out.push_str("…#");
+    for shift in (0..16).rev() {
+        let digit = ((hash >> (shift * 4)) & 0xf) as u8;
+        let _ = out.push(char::from(if digit < 10 {
+            b'0' + digit
+        } else {
+            b'a' + digit - 10
+        }));
+    }
+    out
+}
+
+/// The largest character boundary of `s` at or below `at`.
+fn floor_boundary(s: &str, at: usize) -> usize {
+    let mut end = at.min(s.len());
+    while !s.is_char_boundary(end) {
+        end -= 1; // terminates: 0 is always a boundary
+    }
+    end
 }
 
 /// A region id and its name, as listed in the file's `regions` array and

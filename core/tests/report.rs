@@ -147,6 +147,34 @@ fn from_profile_rejects_a_long_name() {
     );
 }
 
+/// Region names: whole up to `REGION_NAME_LEN` (a C++ signature of 100
+/// bytes stays readable); longer ones cut with a hash of the whole name,
+/// so that two template instances sharing a long prefix stay apart
+/// (reports of several processes are merged by name).
+#[test]
+fn region_names_longer_than_the_capacity_stay_apart() {
+    let cpp = "std::vector<int, std::allocator<int> >::_M_realloc_insert<int const&>(__gnu_cxx::__normal_iterator<int*, std::vector<int> >, int const&)";
+    assert!(cpp.len() > 64 && cpp.len() <= REGION_NAME_LEN);
+    assert_eq!(region_name(cpp).as_str(), cpp);
+    let prefix = "int use<std::tuple<".repeat(20);
+    let (a, b) = (
+        format!("{prefix}int>(A const*)"),
+        format!("{prefix}long>(B const*)"),
+    );
+    let (na, nb) = (region_name(&a), region_name(&b));
+    assert_ne!(na, nb);
+    for n in [&na, &nb] {
+        assert!(n.len() <= REGION_NAME_LEN, "{}", n.len());
+        assert!(n.starts_with("int use<std::tuple<"), "{n}");
+        assert!(n.contains("…#"), "{n}");
+    }
+    assert_eq!(region_name(&a), na, "the same name cuts the same way");
+    // A multi-byte character at the cut is not split.
+    let wide = "é".repeat(200);
+    let n = region_name(&wide);
+    assert!(n.len() <= REGION_NAME_LEN && n.starts_with("éé"), "{n}");
+}
+
 #[test]
 fn truncated_cuts_at_a_character_boundary() {
     // "é" is two bytes; 3 bytes of "aéé" would split the second one.

@@ -352,3 +352,45 @@ fn cxx_exceptions_unwind_through_the_exit_hooks() {
     let location = &report["locations"][0];
     assert_eq!(location["overflow"]["frames"], 0, "{location}");
 }
+
+/// Demangled C++ names longer than 64 bytes are kept whole up to 256;
+/// beyond that, two template instances whose names share the first 256
+/// bytes get two different names (reports are merged by name).
+#[test]
+fn long_cxx_names_are_whole_or_kept_apart() {
+    let dir = work_dir("instrument_long_names");
+    let exe = build(
+        Language::Cxx,
+        &dir,
+        "long_names",
+        &[source("tests/c/long_names.cpp")],
+        &[
+            "-O1",
+            "-finstrument-functions",
+            "-finstrument-functions-exclude-file-list=/usr/include",
+        ],
+    );
+    let out = run(
+        &exe,
+        &dir,
+        &[],
+        &[("HEISEN_OUTPUT", dir.to_str().expect("utf-8"))],
+    );
+    assert_eq!(stdout(&out).trim(), "sum 158", "{}", describe(&out));
+    let report = report(&dir);
+    let counts = counts(&report);
+    let method = "AStructWithAFairlyLongNameForItsMethods::method_with_a_long_name_too(int, long)";
+    assert_eq!(count_of(&counts, method), 7, "{counts:?}");
+    let uses: Vec<&(u64, String)> = counts
+        .iter()
+        .filter(|(_, n)| n.starts_with("int use<std::tuple<"))
+        .collect();
+    assert_eq!(uses.len(), 2, "{counts:?}");
+    assert_ne!(uses[0].1, uses[1].1);
+    let mut calls: Vec<u64> = uses.iter().map(|(c, _)| *c).collect();
+    calls.sort_unstable();
+    assert_eq!(calls, [30, 100]);
+    for (_, name) in uses {
+        assert!(name.len() <= 256 && name.contains("…#"), "{name}");
+    }
+}

@@ -3,7 +3,7 @@
 //! `LocationReport` per location from the timestamped kernel.
 
 use heisen_core::Form;
-use heisen_core::report::{REGION_NAME_LEN, RegionName, ReportFile, RunHeader, truncated};
+use heisen_core::report::{RegionName, ReportFile, RunHeader, region_name};
 
 use crate::engine::{RunResult, SELECTED};
 use crate::program::Program;
@@ -28,7 +28,7 @@ pub fn report_json(program: &Program, run: &RunResult) -> Result<String, String>
         .enumerate()
         .map(|(id, name)| RegionName {
             id: id as u32,
-            name: truncated::<REGION_NAME_LEN>(name),
+            name: region_name(name),
         })
         .collect();
     for r in names.iter().take(SELECTED) {

@@ -613,7 +613,23 @@ fn region_name(r: &Report, id: u32) -> String {
     r.regions
         .iter()
         .find(|n| n.id == id)
-        .map_or_else(|| format!("region {id}"), |n| n.name.to_string())
+        .map_or_else(|| format!("region {id}"), |n| shown(&n.name))
+}
+
+/// Characters of a region name a table shows whole.
+const SHOWN: usize = 72;
+
+/// A region name for a table column: whole up to [`SHOWN`] characters,
+/// else its start, `…` and its last 20 characters (a C++ signature's
+/// arguments, or the hash that tells two long names apart).
+fn shown(name: &str) -> String {
+    let count = name.chars().count();
+    if count <= SHOWN {
+        return name.to_owned();
+    }
+    let head: String = name.chars().take(SHOWN - 21).collect();
+    let tail: String = name.chars().skip(count - 20).collect();
+    format!("{head}…{tail}")
 }
 
 /// Regions summed over locations and call sites, by region id.
@@ -640,7 +656,12 @@ fn render_regions(out: &mut String, r: &Report) {
     let unit = unit_of(regions.iter().flat_map(|x| [x.2 as i64, x.3, x.4]));
     let us = |ns: i64| unit.fmt(ns);
     let names: Vec<String> = regions.iter().map(|x| region_name(r, x.0)).collect();
-    let rwidth = names.iter().map(String::len).max().unwrap_or(6).max(6);
+    let rwidth = names
+        .iter()
+        .map(|n| n.chars().count())
+        .max()
+        .unwrap_or(6)
+        .max(6);
     let _ = writeln!(out);
     let _ = writeln!(
         out,
@@ -771,10 +792,10 @@ fn render_path(out: &mut String, view: &View<'_>) {
     if h.selected.is_empty() {
         return;
     }
-    let swidth = h
-        .selected
+    let selected: Vec<String> = h.selected.iter().map(|s| shown(&s.name)).collect();
+    let swidth = selected
         .iter()
-        .map(|s| s.name.len())
+        .map(|s| s.chars().count())
         .max()
         .unwrap_or(6)
         .max(6);
@@ -783,7 +804,7 @@ fn render_path(out: &mut String, view: &View<'_>) {
         "{:<swidth$}  {:>12}  {:>7}  {:>12}  {:>7}  {:>12}  {:>9}",
         "selected", "inclusive", "% CP", "exclusive", "% CP", "CP if zero", "zero-gain"
     );
-    for (k, s) in h.selected.iter().enumerate() {
+    for (k, name) in selected.iter().enumerate() {
         let net = paths
             .iter()
             .filter_map(|(_, p)| p.net.get(k).copied())
@@ -794,7 +815,7 @@ fn render_path(out: &mut String, view: &View<'_>) {
         let _ = writeln!(
             out,
             "{:<swidth$}  {:>12}  {:>7}  {:>12}  {:>7}  {:>12}  {:>9}",
-            s.name.as_str(),
+            name,
             us(inc),
             percent(inc, best.longest),
             us(exc),
@@ -833,5 +854,27 @@ fn render_notes(out: &mut String, r: &Report) {
             unit.fmt(over),
             unit.name()
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shown;
+
+    /// A table shows a region name whole up to 72 characters; a longer one
+    /// keeps its start and its last 20 characters, so that two long names
+    /// that differ only at their ends (a C++ signature's arguments, the
+    /// hash `region_name` appends) still differ on screen.
+    #[test]
+    fn long_region_names_are_shown_by_their_ends() {
+        let short = "std::vector<int, std::allocator<int> >::push_back(int const&)";
+        assert_eq!(shown(short), short);
+        let long = heisen_core::report::region_name(&"f<std::tuple<".repeat(30));
+        let other = heisen_core::report::region_name(&("f<std::tuple<".repeat(30) + "x"));
+        let (a, b) = (shown(&long), shown(&other));
+        assert_eq!(a.chars().count(), 72);
+        assert!(a.starts_with("f<std::tuple<") && a.contains('…'), "{a}");
+        assert_ne!(a, b);
+        assert!(a.ends_with(&long[long.len() - 16..]), "{a}");
     }
 }
