@@ -173,8 +173,8 @@ fn object_of(address: usize) -> Option<(u64, PathBuf)> {
     search.found
 }
 
-/// A symbol as a region name: demangled if it is a C++ name, at most
-/// [`MAX_NAME_LEN`] bytes.
+/// A symbol as a region name: demangled if it is a C++ name or a
+/// gfortran module procedure, at most [`MAX_NAME_LEN`] bytes.
 fn readable(symbol: &[u8]) -> String {
     let mut name = if symbol.starts_with(b"_Z") {
         cpp_demangle::Symbol::new(symbol)
@@ -182,7 +182,8 @@ fn readable(symbol: &[u8]) -> String {
             .and_then(|s| s.demangle().ok())
             .unwrap_or_else(|| String::from_utf8_lossy(symbol).into_owned())
     } else {
-        String::from_utf8_lossy(symbol).into_owned()
+        let raw = String::from_utf8_lossy(symbol);
+        fortran_module_procedure(&raw).unwrap_or_else(|| raw.into_owned())
     };
     if name.len() > MAX_NAME_LEN {
         let mut end = MAX_NAME_LEN;
@@ -194,9 +195,27 @@ fn readable(symbol: &[u8]) -> String {
     name
 }
 
+/// gfortran's name for procedure `p` of module `m`, `__m_MOD_p`, as
+/// `m::p` (the form Fortran tools show); `None` for any other symbol.
+fn fortran_module_procedure(symbol: &str) -> Option<String> {
+    let (module, procedure) = symbol.strip_prefix("__")?.split_once("_MOD_")?;
+    let word = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    (word(module) && word(procedure)).then(|| format!("{module}::{procedure}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn gfortran_module_procedures_are_named_module_colon_colon_procedure() {
+        assert_eq!(readable(b"__work_MOD_fib"), "work::fib");
+        assert_eq!(readable(b"__my_mod_MOD_do_it"), "my_mod::do_it");
+        // The main program and ordinary symbols are kept.
+        assert_eq!(readable(b"MAIN__"), "MAIN__");
+        assert_eq!(readable(b"__libc_start_main"), "__libc_start_main");
+        assert_eq!(readable(b"___MOD_x"), "___MOD_x");
+    }
 
     #[test]
     fn cpp_names_are_demangled_and_c_names_kept() {

@@ -394,3 +394,29 @@ fn long_cxx_names_are_whole_or_kept_apart() {
         assert!(name.len() <= 256 && name.contains("…#"), "{name}");
     }
 }
+
+/// A Fortran program compiled with `-finstrument-functions`: gfortran's
+/// module procedures (`__work_MOD_fib`) are named `work::fib`.
+#[test]
+fn fortran_module_procedures_are_named_by_module() {
+    let dir = work_dir("instrument_modules");
+    let exe = build(
+        Language::Fortran,
+        &dir,
+        "modules",
+        &[source("tests/c/modules.f90")],
+        &["-O1", "-finstrument-functions"],
+    );
+    let out = run(
+        &exe,
+        &dir,
+        &[],
+        &[("HEISEN_OUTPUT", dir.to_str().expect("utf-8"))],
+    );
+    assert_eq!(stdout(&out).trim(), "fib 12200 sum 5050", "{}", describe(&out));
+    let report = report(&dir);
+    let counts = counts(&report);
+    for (name, count) in [("MAIN__", 1), ("work::fill", 20), ("work::fib", 20)] {
+        assert_eq!(count_of(&counts, name), count, "{name} in {counts:?}");
+    }
+}
