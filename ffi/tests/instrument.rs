@@ -413,7 +413,12 @@ fn fortran_module_procedures_are_named_by_module() {
         &[],
         &[("HEISEN_OUTPUT", dir.to_str().expect("utf-8"))],
     );
-    assert_eq!(stdout(&out).trim(), "fib 12200 sum 5050", "{}", describe(&out));
+    assert_eq!(
+        stdout(&out).trim(),
+        "fib 12200 sum 5050",
+        "{}",
+        describe(&out)
+    );
     let report = report(&dir);
     let counts = counts(&report);
     for (name, count) in [("MAIN__", 1), ("work::fill", 20), ("work::fib", 20)] {
