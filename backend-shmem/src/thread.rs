@@ -547,6 +547,20 @@ impl ThreadState {
         self.kernel.on_overhead(duration);
     }
 
+    /// Begins the thread's location anew now (`Location::restart`): what a
+    /// backend's set-up did on it before the program's first event is
+    /// forgotten. False, nothing changed, while a region is open.
+    pub fn restart_now(&mut self) -> bool {
+        let t = self.now();
+        if !self.kernel.restart(t) {
+            return false;
+        }
+        self.start = t;
+        self.approximated_start = t as i64;
+        self.publish_if_monitored();
+        true
+    }
+
     /// Records one communication call (R12).
     pub fn record_comm(&mut self, c: &Communicated) {
         self.stats.record_comm(c);

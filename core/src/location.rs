@@ -153,6 +153,30 @@ impl<const K: usize, const D: usize> Location<K, D> {
         }
     }
 
+    /// Begins the location anew at measured time `t`, as [`Location::new`]
+    /// would with its configuration as it is now (id, form, calibration,
+    /// selection, whether the path is collected): no delay, no overhead,
+    /// no critical-path values. For a backend whose own set-up ran on the
+    /// location before the program's first event (an MPI rank's start-up:
+    /// one rank calibrates the node's costs while the others wait for
+    /// them): the program's execution begins after it, on every rank
+    /// alike. Refused (false, nothing changed) while a region or loop is
+    /// open or when `t` is earlier than the last event.
+    pub fn restart(&mut self, t: u64) -> bool {
+        if !self.stack.is_empty() || self.lost_open > 0 || t < self.last_measured {
+            return false;
+        }
+        let config = Config {
+            id: self.id,
+            form: self.form,
+            calibration: self.calibration,
+            selected: self.selected,
+            path: self.path_state,
+        };
+        *self = Location::new(config, t);
+        true
+    }
+
     /// The location's id.
     pub fn id(&self) -> u32 {
         self.id
