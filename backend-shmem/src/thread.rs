@@ -1028,7 +1028,7 @@ const HELPER_STACK: usize = 8 * 1024 * 1024;
 /// program's thread of 64 KiB that ends the process or takes over an
 /// ended thread's slot would otherwise overflow its stack in heisen's
 /// report code). The helper is made with libc's own `pthread_create`
-/// (`RTLD_NEXT`, not an interposer's), so it is never registered,
+/// (looked up in libc, not an interposer's), so it is never registered,
 /// measured or wrapped, and takes no lock the caller may hold. Where no
 /// thread can be made, `f` runs here. A panic in `f` is resumed here.
 pub(crate) fn with_stack<R>(need: usize, f: impl FnOnce() -> R) -> R {
@@ -1070,18 +1070,34 @@ mod helper {
         ptr::null_mut()
     }
 
-    /// libc's own `name`, past any interposer (null when not found).
-    fn next(name: &core::ffi::CStr) -> *mut c_void {
-        // SAFETY: `dlsym` with RTLD_NEXT and a NUL-terminated name.
-        #[allow(unsafe_code)] // reason: the libc call
-        unsafe {
-            libc::dlsym(libc::RTLD_NEXT, name.as_ptr())
+    /// libc's own `name`, past any interposer: looked up in the C library
+    /// itself (glibc 2.34 and later; `libpthread.so.0` before), not with
+    /// `RTLD_NEXT`, which from a program's own code finds a preloaded
+    /// interposer first. Null when not found.
+    fn libc_own(name: &core::ffi::CStr) -> *mut c_void {
+        for library in [c"libc.so.6", c"libpthread.so.0"] {
+            // SAFETY: `dlopen` with RTLD_NOLOAD only finds a library that
+            // is loaded already (and counts a reference, released below);
+            // `dlsym` with a valid handle and a NUL-terminated name.
+            #[allow(unsafe_code)] // reason: the libc calls
+            unsafe {
+                let handle = libc::dlopen(library.as_ptr(), libc::RTLD_LAZY | libc::RTLD_NOLOAD);
+                if handle.is_null() {
+                    continue;
+                }
+                let symbol = libc::dlsym(handle, name.as_ptr());
+                libc::dlclose(handle);
+                if !symbol.is_null() {
+                    return symbol;
+                }
+            }
         }
+        ptr::null_mut()
     }
 
     /// Runs `f` on a thread of its own and returns what it returned.
     pub(super) fn run<R>(f: impl FnOnce() -> R) -> R {
-        let (create, join) = (next(c"pthread_create"), next(c"pthread_join"));
+        let (create, join) = (libc_own(c"pthread_create"), libc_own(c"pthread_join"));
         if create.is_null() || join.is_null() {
             return f();
         }
