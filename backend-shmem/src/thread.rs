@@ -1031,6 +1031,9 @@ const HELPER_STACK: usize = 8 * 1024 * 1024;
 /// (looked up in libc, not an interposer's), so it is never registered,
 /// measured or wrapped, and takes no lock the caller may hold. Where no
 /// thread can be made, `f` runs here. A panic in `f` is resumed here.
+/// `f` may run on another thread while this one waits: it must not use
+/// this thread's thread-locals (its heisen state is passed by reference
+/// where needed; the report code reads no thread-local).
 pub(crate) fn with_stack<R>(need: usize, f: impl FnOnce() -> R) -> R {
     if stack_left(current_tid()).is_none_or(|left| left >= need) {
         return f();
