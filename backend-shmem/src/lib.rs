@@ -42,6 +42,7 @@ pub mod runtime;
 pub mod rwlock;
 pub mod seqlock;
 pub mod spawn;
+mod stack;
 pub(crate) mod sync;
 pub mod thread;
 

@@ -335,10 +335,17 @@ impl Ended {
             m.publish_ended(state.kernel().last_measured(), &path);
         }
         self.errors.absorb(&state.errors());
+        if self.kept.len() >= ENDED_LOCATIONS {
+            self.dropped += 1;
+            return;
+        }
         // The taking thread may have a small stack (R12: it must not crash).
-        let text =
-            crate::thread::with_stack(crate::thread::REPORT_STACK, || report::ended_text(state));
-        if self.kept.len() >= ENDED_LOCATIONS || self.bytes + text.len() > ENDED_BYTES {
+        let handed = crate::stack::Handed(state);
+        let text = crate::stack::with_stack(crate::stack::REPORT_STACK, move || {
+            let handed = handed;
+            report::ended_text(handed.0)
+        });
+        if self.bytes + text.len() > ENDED_BYTES {
             self.dropped += 1;
             return;
         }
@@ -1006,7 +1013,7 @@ impl Runtime {
         }
         crate::thread::finish_current();
         // The thread ending the process may have a small stack.
-        let result = crate::thread::with_stack(crate::thread::REPORT_STACK, || report::write(self));
+        let result = crate::stack::with_stack(crate::stack::REPORT_STACK, || report::write(self));
         if let Err(e) = &result {
             self.note(e.clone());
         }
