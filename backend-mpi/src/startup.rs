@@ -146,8 +146,23 @@ pub fn at_init() {
     // begins when MPI_Init returns: its location starts there, on every
     // rank alike, with no delay (the start-up's figures stay in the
     // report's `mpi.startup`).
+    // A location that recorded something before (another heisen library
+    // of the process measured the program) keeps its start.
     if fresh {
-        guarded(|| heisen_shmem::with_current(|s| s.restart_now()));
+        let refused = guarded(|| {
+            heisen_shmem::with_current(|s| {
+                if s.has_records() {
+                    Ok(())
+                } else {
+                    s.restart_now()
+                }
+            })
+        });
+        if let Some(Some(Err(e))) = refused {
+            m.runtime.note(format!(
+                "this rank's location begins before MPI_Init returned: {e}"
+            ));
+        }
     }
 }
 

@@ -92,6 +92,7 @@
 
 pub mod calibration;
 pub mod exchange;
+pub mod hash;
 pub mod location;
 pub mod merge;
 pub mod monitor;
@@ -107,7 +108,9 @@ mod figures;
 
 pub use calibration::{Calibration, Cost, TransferModel};
 pub use exchange::Exchange;
-pub use location::{Config, Exited, FrameKind, KernelError, Location, Merged, PathState};
+pub use location::{
+    Config, Exited, FrameKind, KernelError, Location, Merged, PathState, RestartError,
+};
 pub use merge::{Dependency, Form};
 pub use path::Snapshot;
 pub use piggyback::{DecodeError, EncodeError, Flags, Pending, Piggyback};

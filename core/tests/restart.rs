@@ -2,7 +2,7 @@
 //! the program's first event (an MPI rank's start-up) is forgotten, the
 //! location's configuration kept.
 
-use heisen_core::{Calibration, Config, Cost, Form, Location};
+use heisen_core::{Calibration, Config, Cost, Form, Location, RestartError};
 
 type Loc = Location<2, 8>;
 
@@ -10,17 +10,9 @@ fn location() -> Loc {
     let mut config = Config::new(4096, [1, 3]);
     config.form = Form::DelayOnly;
     config.calibration = Calibration {
-        enter: Cost {
-            whole: 7,
-            inside: 3,
-        },
-        exit: Cost {
-            whole: 5,
-            inside: 2,
-        },
+        enter: Cost::whole(7),
         send: 11,
-        merge: 13,
-        sample: 0,
+        ..Calibration::ZERO
     };
     Location::new(config, 100)
 }
@@ -32,7 +24,7 @@ fn a_restart_forgets_the_set_up_and_keeps_the_configuration() {
     l.on_enter(1, 0, 1_000).expect("enter");
     l.on_exit(1, 2_000).expect("exit");
     assert!(l.delay() > 40_000 && l.overhead() > 40_000);
-    assert!(l.restart(50_000));
+    assert_eq!(l.restart(50_000), Ok(()));
     assert_eq!((l.delay(), l.overhead()), (0, 0));
     assert_eq!(l.last_measured(), 50_000);
     assert_eq!(l.last_approximated(), 50_000);
@@ -43,7 +35,7 @@ fn a_restart_forgets_the_set_up_and_keeps_the_configuration() {
     assert_eq!(l.slot_of(3), Some(1));
     // The restarted location measures as a new one would.
     let mut fresh = location();
-    assert!(fresh.restart(50_000));
+    assert_eq!(fresh.restart(50_000), Ok(()));
     for loc in [&mut l, &mut fresh] {
         loc.on_enter(3, 0, 60_000).expect("enter");
         loc.on_exit(3, 70_000).expect("exit");
@@ -56,9 +48,19 @@ fn a_restart_forgets_the_set_up_and_keeps_the_configuration() {
 fn a_restart_is_refused_with_a_region_open_or_back_in_time() {
     let mut l = location();
     l.on_enter(1, 0, 1_000).expect("enter");
-    assert!(!l.restart(5_000));
+    assert_eq!(
+        l.restart(5_000),
+        Err(RestartError::RegionsOpen { depth: 1 })
+    );
     assert_eq!(l.depth(), 1);
     l.on_exit(1, 2_000).expect("exit");
-    assert!(!l.restart(1_500), "earlier than the last event");
-    assert!(l.restart(2_000));
+    assert_eq!(
+        l.restart(1_500),
+        Err(RestartError::TimeWentBackwards {
+            previous: 2_000,
+            now: 1_500
+        }),
+        "earlier than the last event"
+    );
+    assert_eq!(l.restart(2_000), Ok(()));
 }

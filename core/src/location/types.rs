@@ -186,6 +186,40 @@ impl fmt::Display for KernelError {
 
 impl core::error::Error for KernelError {}
 
+/// Why [`Location::restart`](super::Location::restart) refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RestartError {
+    /// Regions or loops are open (`depth` of them, lost frames included):
+    /// the program's execution has begun.
+    RegionsOpen {
+        /// Open frames.
+        depth: usize,
+    },
+    /// The restart time is earlier than the last event's.
+    TimeWentBackwards {
+        /// The last event's measured time.
+        previous: u64,
+        /// The restart time passed.
+        now: u64,
+    },
+}
+
+impl fmt::Display for RestartError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            RestartError::RegionsOpen { depth } => {
+                write!(f, "cannot restart a location with {depth} regions open")
+            }
+            RestartError::TimeWentBackwards { previous, now } => write!(
+                f,
+                "cannot restart a location at {now} ns, before its last event at {previous} ns"
+            ),
+        }
+    }
+}
+
+impl core::error::Error for RestartError {}
+
 /// Over-compensation seen on a location: intervals whose compensated
 /// length came out negative because the calibrated costs exceed the real
 /// ones. Reported, never clamped.
