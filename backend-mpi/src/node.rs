@@ -211,13 +211,11 @@ pub fn node_key() -> [u64; 2] {
 
 /// Two 64-bit FNV-1a hashes of `bytes` with different offsets.
 fn key_of(bytes: &[u8]) -> [u64; 2] {
-    const PRIME: u64 = 0x0000_0100_0000_01b3;
-    let fnv = |offset: u64| {
-        bytes
-            .iter()
-            .fold(offset, |h, &b| (h ^ u64::from(b)).wrapping_mul(PRIME))
-    };
-    [fnv(0xcbf2_9ce4_8422_2325), fnv(0x6c62_272e_07bb_0142)]
+    use heisen_core::hash::{OFFSET, fnv1a_from};
+    [
+        fnv1a_from(OFFSET, bytes),
+        fnv1a_from(0x6c62_272e_07bb_0142, bytes),
+    ]
 }
 
 fn host_name() -> String {

@@ -124,9 +124,7 @@ pub fn generate(seed: u64) -> Generated {
 /// FNV-1a (64 bits) of a schedule's text: the reference data records it,
 /// so that a changed generator is caught before any time is compared.
 pub fn fingerprint(text: &str) -> u64 {
-    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
-    })
+    heisen_core::hash::fnv1a(text.as_bytes())
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

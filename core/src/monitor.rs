@@ -374,10 +374,7 @@ impl<'a, W: Word> Writer<'a, W> {
         let Some(entry) = self.layout.name(self.words, k) else {
             return false;
         };
-        let mut end = name.len().min(NAME_LEN);
-        while !name.is_char_boundary(end) {
-            end -= 1; // terminates: 0 is a boundary
-        }
+        let end = crate::report::floor_boundary(name, NAME_LEN);
         let bytes = &name.as_bytes()[..end];
         let sequence = &self.words[header::SEQUENCE];
         let s = sequence.load(Ordering::Relaxed);

@@ -17,6 +17,8 @@
 //! types. `docs/report.md` documents every field with its unit and sign.
 //! All times are integer nanoseconds.
 
+use core::fmt::Write as _;
+
 use heapless::{String, Vec};
 
 use crate::calibration::Calibration;
@@ -30,9 +32,10 @@ pub const VERSION: u32 = 1;
 /// Tool name written in [`RunHeader::tool`].
 pub const TOOL: &str = "heisen";
 
-/// Longest region name, in bytes: room for a C++ function's demangled
-/// signature (`std::vector<int, std::allocator<int> >::push_back(int const&)`
-/// is 63). Longer names are cut by [`region_name`] so that they stay apart.
+/// Longest region name, in bytes: room for most demangled C++ member
+/// function signatures (a container's `push_back` with its template
+/// arguments spelled out is about 60). Longer names are cut by
+/// [`region_name`] so that they stay apart.
 pub const REGION_NAME_LEN: usize = 256;
 
 /// The name a merged report gives share slot `k` when the processes it
@@ -98,13 +101,9 @@ fn bounded<const N: usize>(s: &str) -> Result<String<N>, ReportError> {
 /// The longest prefix of `s` that fits in `N` bytes, cut at a character
 /// boundary, for backends that prefer a shortened name to an error.
 pub fn truncated<const N: usize>(s: &str) -> String<N> {
-    let mut end = s.len().min(N);
-    while !s.is_char_boundary(end) {
-        end -= 1; // terminates: 0 is always a boundary
-    }
     let mut out = String::new();
-    // Cannot fail: `end <= N` bytes.
-    let _ = out.push_str(&s[..end]);
+    // Cannot fail: the prefix is at most `N` bytes.
+    let _ = out.push_str(&s[..floor_boundary(s, N)]);
     out
 }
 
@@ -117,27 +116,15 @@ pub fn region_name(s: &str) -> String<REGION_NAME_LEN> {
     if s.len() <= REGION_NAME_LEN {
         return truncated::<REGION_NAME_LEN>(s);
     }
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in s.bytes() {
-        hash = (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-    }
     const SUFFIX: usize = "…#".len() + 16;
     let mut out = truncated::<REGION_NAME_LEN>(&s[..floor_boundary(s, REGION_NAME_LEN - SUFFIX)]);
     // Cannot fail: the prefix leaves SUFFIX bytes.
-    let _ = out.push_str("…#");
-    for shift in (0..16).rev() {
-        let digit = ((hash >> (shift * 4)) & 0xf) as u8;
-        let _ = out.push(char::from(if digit < 10 {
-            b'0' + digit
-        } else {
-            b'a' + digit - 10
-        }));
-    }
+    let _ = write!(out, "…#{:016x}", crate::hash::fnv1a(s.as_bytes()));
     out
 }
 
 /// The largest character boundary of `s` at or below `at`.
-fn floor_boundary(s: &str, at: usize) -> usize {
+pub(crate) fn floor_boundary(s: &str, at: usize) -> usize {
     let mut end = at.min(s.len());
     while !s.is_char_boundary(end) {
         end -= 1; // terminates: 0 is always a boundary
