@@ -689,12 +689,7 @@ fn comm_table(
         .max()
         .unwrap_or(8)
         .max(8);
-    let sw = named
-        .iter()
-        .map(|n| n.chars().count())
-        .max()
-        .unwrap_or(9)
-        .max(9);
+    let sw = heisen_sim::output::report::column_width(&named, 9);
     let mut out = format!(
         "communication of the measured run by location, call site and peer, longest waits first (times in {}):\n",
         unit.name()

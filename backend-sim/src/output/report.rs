@@ -609,11 +609,22 @@ fn render_locations(out: &mut String, view: &View<'_>, all: bool) {
     );
 }
 
-fn region_name(r: &Report, id: u32) -> String {
+fn region_label(r: &Report, id: u32) -> String {
     r.regions
         .iter()
         .find(|n| n.id == id)
         .map_or_else(|| format!("region {id}"), |n| shown(&n.name))
+}
+
+/// The width of a table column holding `names`, at least `least`
+/// characters (format widths count characters).
+pub fn column_width(names: &[String], least: usize) -> usize {
+    names
+        .iter()
+        .map(|n| n.chars().count())
+        .max()
+        .unwrap_or(least)
+        .max(least)
 }
 
 /// Characters of a region name a table shows whole.
@@ -655,13 +666,8 @@ fn render_regions(out: &mut String, r: &Report) {
     regions.sort_by(|a, b| b.3.cmp(&a.3).then(a.0.cmp(&b.0)));
     let unit = unit_of(regions.iter().flat_map(|x| [x.2 as i64, x.3, x.4]));
     let us = |ns: i64| unit.fmt(ns);
-    let names: Vec<String> = regions.iter().map(|x| region_name(r, x.0)).collect();
-    let rwidth = names
-        .iter()
-        .map(|n| n.chars().count())
-        .max()
-        .unwrap_or(6)
-        .max(6);
+    let names: Vec<String> = regions.iter().map(|x| region_label(r, x.0)).collect();
+    let rwidth = column_width(&names, 6);
     let _ = writeln!(out);
     let _ = writeln!(
         out,
@@ -793,12 +799,7 @@ fn render_path(out: &mut String, view: &View<'_>) {
         return;
     }
     let selected: Vec<String> = h.selected.iter().map(|s| shown(&s.name)).collect();
-    let swidth = selected
-        .iter()
-        .map(|s| s.chars().count())
-        .max()
-        .unwrap_or(6)
-        .max(6);
+    let swidth = column_width(&selected, 6);
     let _ = writeln!(
         out,
         "{:<swidth$}  {:>12}  {:>7}  {:>12}  {:>7}  {:>12}  {:>9}",
