@@ -12,8 +12,9 @@ use std::sync::Mutex;
 /// Most distinct region names per process.
 pub const MAX_NAMES: usize = 8192;
 
-/// Longest region name accepted, in bytes. Reports shorten names to the
-/// format's 64 bytes; the full name is kept here.
+/// Longest region name accepted, in bytes. Reports shorten longer names
+/// than the format's 256 bytes (`report::region_name`); the full name is
+/// kept here.
 pub const MAX_NAME_LEN: usize = 4096;
 
 /// Why a name got no id.

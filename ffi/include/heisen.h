@@ -647,7 +647,8 @@ heisen_result heisen_action_cost(const char *name, struct heisen_cost *out);
 
 // Registers region `name` and writes its id to `*out_id`; the same name
 // gives the same id on every thread. Names are at most 4,096 bytes of
-// UTF-8; the report keeps their first 64 bytes.
+// UTF-8; the report keeps names of up to 256 bytes whole and cuts longer
+// ones, ending them in a hash of the name.
 //
 // # Safety
 // `name` is NULL or a C string; `out_id` is NULL or writable.

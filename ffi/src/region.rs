@@ -151,7 +151,8 @@ fn exit_known<M: Mode>(rt: &'static Runtime, id: u32) -> Outcome {
 
 /// Registers region `name` and writes its id to `*out_id`; the same name
 /// gives the same id on every thread. Names are at most 4,096 bytes of
-/// UTF-8; the report keeps their first 64 bytes.
+/// UTF-8; the report keeps names of up to 256 bytes whole and cuts longer
+/// ones, ending them in a hash of the name.
 ///
 /// # Safety
 /// `name` is NULL or a C string; `out_id` is NULL or writable.

@@ -196,11 +196,15 @@ fn readable(symbol: &[u8]) -> String {
 }
 
 /// gfortran's name for procedure `p` of module `m`, `__m_MOD_p`, as
-/// `m::p` (the form Fortran tools show); `None` for any other symbol.
+/// `m::p` (the form Fortran tools show), a compiler clone's suffix kept
+/// (`__m_MOD_p.constprop.0` is `m::p.constprop.0`); `None` for any other
+/// symbol.
 fn fortran_module_procedure(symbol: &str) -> Option<String> {
     let (module, procedure) = symbol.strip_prefix("__")?.split_once("_MOD_")?;
+    let base = procedure.split('.').next().unwrap_or(procedure);
+    let clone = &procedure[base.len()..];
     let word = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
-    (word(module) && word(procedure)).then(|| format!("{module}::{procedure}"))
+    (word(module) && word(base)).then(|| format!("{module}::{base}{clone}"))
 }
 
 #[cfg(test)]
@@ -211,6 +215,10 @@ mod tests {
     fn gfortran_module_procedures_are_named_module_colon_colon_procedure() {
         assert_eq!(readable(b"__work_MOD_fib"), "work::fib");
         assert_eq!(readable(b"__my_mod_MOD_do_it"), "my_mod::do_it");
+        assert_eq!(
+            readable(b"__work_MOD_fib.constprop.0"),
+            "work::fib.constprop.0"
+        );
         // The main program and ordinary symbols are kept.
         assert_eq!(readable(b"MAIN__"), "MAIN__");
         assert_eq!(readable(b"__libc_start_main"), "__libc_start_main");

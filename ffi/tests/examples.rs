@@ -125,7 +125,7 @@ fn cpp_program_functions_are_regions_with_demangled_names() {
             130,
         ),
         (
-            // Report names keep their first 64 bytes.
+            // Report names longer than 256 bytes are cut.
             "Stencil<double>::apply(std::vector<double, std::allocator<double",
             130 * 254,
         ),

@@ -9,7 +9,8 @@ use crate::engine::{RunResult, SELECTED};
 use crate::program::Program;
 
 /// The report of `run` (a run of `program` with kernels) as pretty JSON.
-/// Region names longer than the format's 64 bytes are shortened.
+/// Region names longer than the format's 256 bytes are shortened
+/// (`report::region_name`).
 pub fn report_json(program: &Program, run: &RunResult) -> Result<String, String> {
     let locations = run
         .reports
