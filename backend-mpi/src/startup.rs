@@ -89,6 +89,10 @@ static NODE_SPLIT_NS: AtomicU64 = AtomicU64::new(0);
 static CALIBRATION_NS: AtomicU64 = AtomicU64::new(0);
 static SHARE_NS: AtomicU64 = AtomicU64::new(0);
 static ALIGN_NS: AtomicU64 = AtomicU64::new(0);
+/// The thread clock's reading once the start-up's parts were done, just
+/// before the location began again (the report's `start` is not earlier
+/// when it did; 0 when it did not try).
+static DONE_AT: AtomicU64 = AtomicU64::new(0);
 
 /// Records how long `PMPI_Init` took (called by the `MPI_Init` wrappers).
 pub fn note_pmpi_init(ns: u64) {
@@ -154,6 +158,7 @@ pub fn at_init() {
                 if s.has_records() {
                     Ok(())
                 } else {
+                    DONE_AT.store(s.now(), Ordering::Relaxed);
                     s.restart_now()
                 }
             })
@@ -365,5 +370,6 @@ pub fn report_json() -> serde_json::Value {
         "calibration_ns": CALIBRATION_NS.load(Ordering::Relaxed),
         "wait_for_node_ns": SHARE_NS.load(Ordering::Relaxed),
         "align_ns": ALIGN_NS.load(Ordering::Relaxed),
+        "done_at": DONE_AT.load(Ordering::Relaxed),
     })
 }
