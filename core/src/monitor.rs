@@ -47,8 +47,9 @@ pub const FILE_PREFIX: &str = "heisen.";
 pub const FILE_SUFFIX: &str = ".monitor";
 
 /// Longest region name the header holds, in bytes (a live view's column;
-/// the report keeps up to `REGION_NAME_LEN`); longer names are cut at a
-/// character boundary.
+/// the report keeps up to `REGION_NAME_LEN`); longer names are cut as the
+/// report cuts its own (`report::cut_name`: a prefix, `…#` and the whole
+/// name's hash), so that two long names sharing a prefix stay apart.
 pub const NAME_LEN: usize = 64;
 
 /// Words of one name's bytes.
@@ -367,15 +368,15 @@ impl<'a, W: Word> Writer<'a, W> {
     }
 
     /// Names selected region `k` (share index, R7): region `id` called
-    /// `name`, cut to [`NAME_LEN`] bytes at a character boundary. Callers
+    /// `name`, cut to [`NAME_LEN`] bytes (`report::cut_name`). Callers
     /// serialise calls (one writer of the names at a time); readers may
     /// read meanwhile. Returns false if `k` is not below `K`.
     pub fn set_name(&self, k: usize, id: u32, name: &str) -> bool {
         let Some(entry) = self.layout.name(self.words, k) else {
             return false;
         };
-        let end = crate::report::floor_boundary(name, NAME_LEN);
-        let bytes = &name.as_bytes()[..end];
+        let name = crate::report::cut_name::<NAME_LEN>(name);
+        let (bytes, end) = (name.as_bytes(), name.len());
         let sequence = &self.words[header::SEQUENCE];
         let s = sequence.load(Ordering::Relaxed);
         begin_write(sequence, s);
@@ -809,12 +810,25 @@ mod tests {
         let name = reader.name(1).unwrap().unwrap();
         assert_eq!((name.id, name.as_bytes()), (5, &b"exchange_halo"[..]));
         assert!(!writer.set_name(K, 1, "beyond K"));
-        // A long name is cut at a character boundary within 64 bytes.
+        // A long name is cut at a character boundary within 64 bytes, and
+        // two long names sharing those bytes stay apart (the whole name's
+        // hash ends the cut, as in the report).
         let long = "é".repeat(40); // 80 bytes
-        assert!(writer.set_name(0, 0, &long));
-        let name = reader.name(0).unwrap().unwrap();
-        assert_eq!(name.len, 64);
-        assert_eq!(core::str::from_utf8(name.as_bytes()), Ok(&long[..64]));
+        let longer = long.clone() + "x";
+        let mut seen = [[0u8; NAME_LEN]; 2];
+        for (n, name) in [&long, &longer].into_iter().enumerate() {
+            assert!(writer.set_name(0, 0, name));
+            let read = reader.name(0).unwrap().unwrap();
+            let text = core::str::from_utf8(read.as_bytes()).unwrap();
+            assert!(read.len <= NAME_LEN, "{text}");
+            assert!(
+                text.starts_with(&long[..40]) && text.contains("…#"),
+                "{text}"
+            );
+            assert_eq!(text, crate::report::cut_name::<NAME_LEN>(name).as_str());
+            seen[n][..read.len].copy_from_slice(read.as_bytes());
+        }
+        assert_ne!(seen[0], seen[1], "two names sharing 80 bytes");
     }
 
     #[test]

@@ -113,11 +113,20 @@ pub fn truncated<const N: usize>(s: &str) -> String<N> {
 /// several processes are merged, so two functions whose long names share
 /// a prefix (template instances) must not come out the same.
 pub fn region_name(s: &str) -> String<REGION_NAME_LEN> {
-    if s.len() <= REGION_NAME_LEN {
-        return truncated::<REGION_NAME_LEN>(s);
-    }
+    cut_name::<REGION_NAME_LEN>(s)
+}
+
+/// `s` in `N` bytes the way [`region_name`] cuts it to
+/// [`REGION_NAME_LEN`]: whole if it fits, else a prefix, `…#` and the
+/// whole name's hash (the monitor's shorter names, `N` = 64). `N` must
+/// leave room for the hash and some prefix (checked when compiled).
+pub fn cut_name<const N: usize>(s: &str) -> String<N> {
     const SUFFIX: usize = "…#".len() + 16;
-    let mut out = truncated::<REGION_NAME_LEN>(&s[..floor_boundary(s, REGION_NAME_LEN - SUFFIX)]);
+    const { assert!(N > SUFFIX + 8, "a cut name needs room for its hash") };
+    if s.len() <= N {
+        return truncated::<N>(s);
+    }
+    let mut out = truncated::<N>(&s[..floor_boundary(s, N - SUFFIX)]);
     // Cannot fail: the prefix leaves SUFFIX bytes.
     let _ = write!(out, "…#{:016x}", crate::hash::fnv1a(s.as_bytes()));
     out
