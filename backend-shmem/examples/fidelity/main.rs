@@ -29,7 +29,8 @@ fn main() {
             .and_then(|v| v.parse().ok())
             .unwrap_or(64),
     };
-    let rows = program::measure(shape, runs);
+    let measured = program::measure(shape, runs);
+    let rows = &measured.wall;
     println!(
         "fidelity: {threads} workers, {runs} alternating runs, medians in ms; error against uninstrumented"
     );
@@ -54,6 +55,24 @@ fn main() {
             pct(comp, plain),
             ms(local),
             pct(local, plain)
+        );
+    }
+    println!(
+        "thread CPU time, medians in ms (less charged: instrumented minus the overhead heisen charged, R1)"
+    );
+    println!(
+        "{:<10} {:>14} {:>22} {:>22}",
+        "thread", "uninstrumented", "instrumented", "less charged"
+    );
+    for (w, [plain, inst, charged]) in measured.cpu.iter().copied().enumerate().skip(1) {
+        println!(
+            "{:<10} {:>14.3} {:>13.3} ({:>+6.1}%) {:>13.3} ({:>+6.1}%)",
+            format!("worker {}", w - 1),
+            ms(plain),
+            ms(inst),
+            pct(inst, plain),
+            ms(inst - charged),
+            pct(inst - charged, plain)
         );
     }
 }

@@ -374,12 +374,21 @@ pub(crate) fn compensated(timings: &[Timing]) -> Vec<(u64, i64, i64)> {
         .collect()
 }
 
-/// Medians per thread over alternating runs of both versions:
-/// `(uninstrumented, instrumented, compensated, local-only)` in ns. With
-/// `FIDELITY_DETAIL` set, also prints per worker the medians of thread CPU
-/// time (plain, instrumented), the overhead charged, its actions by kind
-/// and the calibrated cost of each action.
-pub(crate) fn measure(shape: Shape, runs: usize) -> Vec<[f64; 4]> {
+/// What [`measure`] found, per thread (main first), medians over the runs.
+pub(crate) struct Measured {
+    /// Wall times: `(uninstrumented, instrumented, compensated,
+    /// local-only)`, ns.
+    pub(crate) wall: Vec<[f64; 4]>,
+    /// Thread CPU times: `(uninstrumented, instrumented, overhead
+    /// charged)`, ns; zeros for main, which is not timed so.
+    pub(crate) cpu: Vec<[f64; 3]>,
+}
+
+/// Medians per thread over alternating runs of both versions
+/// ([`Measured`]). With `FIDELITY_DETAIL` set, also prints per worker the
+/// thread CPU time of every run, its actions by kind and the calibrated
+/// cost of each action.
+pub(crate) fn measure(shape: Shape, runs: usize) -> Measured {
     let mut plain: Vec<Vec<f64>> = vec![Vec::new(); shape.threads + 1];
     let mut heisen: Vec<Vec<[f64; 3]>> = vec![Vec::new(); shape.threads + 1];
     // Per worker: plain CPU, instrumented CPU, charged overhead.
@@ -412,7 +421,7 @@ pub(crate) fn measure(shape: Shape, runs: usize) -> Vec<[f64; 4]> {
     if std::env::var_os("FIDELITY_DETAIL").is_some() {
         detail(&cpu, &counts);
     }
-    (0..=shape.threads)
+    let wall = (0..=shape.threads)
         .map(|i| {
             let h = &heisen[i];
             [
@@ -422,7 +431,12 @@ pub(crate) fn measure(shape: Shape, runs: usize) -> Vec<[f64; 4]> {
                 median(h.iter().map(|x| x[2]).collect()),
             ]
         })
-        .collect()
+        .collect();
+    let cpu = cpu
+        .iter()
+        .map(|runs| core::array::from_fn(|k| median(runs.iter().map(|x| x[k]).collect())))
+        .collect();
+    Measured { wall, cpu }
 }
 
 /// `FIDELITY_DETAIL`: per worker, the medians of thread CPU time without
