@@ -62,7 +62,9 @@ pub struct RuntimeInfo {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PairCalibration {
     /// The path: `enter+exit` (Rust), `c_enter+c_exit`,
-    /// `cyg_profile_func_enter+exit`.
+    /// `cyg_profile_func_enter+exit`; and the thread interposer's
+    /// `pthread_mutex_lock+unlock` pair, costed the same way against
+    /// libc's own pair.
     pub path: String,
     /// The pair timed back to back, ns.
     pub back_to_back: u64,
@@ -74,7 +76,8 @@ pub struct PairCalibration {
     pub in_situ: Vec<u64>,
     /// The whole cost charged per pair (the median of `in_situ`), ns.
     pub whole: u64,
-    /// The part of it inside the region, ns.
+    /// The part of it inside the region, ns (for a lock pair: the part
+    /// after the actions' clock reads).
     pub inside: u64,
 }
 

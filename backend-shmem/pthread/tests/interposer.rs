@@ -447,6 +447,36 @@ fn mutex_kinds_errors_robust_and_reinitialised_mutexes_behave_as_without_heisen(
     let r = report(&d.join("out"));
     assert_eq!(r["runtime"]["running_at_exit"], 0);
     assert!(sane_locations(&r).len() >= 10);
+    // R1 (docs/rules.md, in situ): the mutex pair is costed between
+    // pieces of work at four sizes, and what the lock and the unlock
+    // charge adds up to the pair's figure.
+    let pair = r["runtime"]["calibration"]
+        .as_array()
+        .expect("runtime.calibration")
+        .iter()
+        .find(|p| p["path"] == "pthread_mutex_lock+unlock")
+        .unwrap_or_else(|| panic!("the mutex pair in {}", r["runtime"]["calibration"]))
+        .clone();
+    assert_eq!(
+        pair["work_steps"].as_array().map(Vec::len),
+        Some(4),
+        "{pair}"
+    );
+    assert_eq!(pair["in_situ"].as_array().map(Vec::len), Some(4), "{pair}");
+    let whole = |action: &str| {
+        r["header"]["actions"]
+            .as_array()
+            .expect("actions")
+            .iter()
+            .find(|a| a["action"] == action)
+            .and_then(|a| a["whole"].as_u64())
+            .unwrap_or_else(|| panic!("{action}"))
+    };
+    assert_eq!(
+        pair["whole"].as_u64(),
+        Some(whole("pthread_mutex_lock") + whole("pthread_mutex_unlock")),
+        "{pair}"
+    );
 }
 
 /// A condition wait refused before it waits (`EPERM`: the waiter does
