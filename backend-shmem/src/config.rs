@@ -9,7 +9,7 @@
 //! | `HEISEN_MONITOR` | `1`: publish live snapshots for `heisen monitor` (R10) | off |
 //! | `HEISEN_SUMMARY` | `1`: print a one-screen summary to stderr at exit | off |
 //! | `HEISEN_DISABLE` | `1`: measure nothing, write nothing | off |
-//! | `HEISEN_CALIBRATION` | `in-situ`: region pairs (Rust API, C API, compiler hooks) costed between pieces of work; `back-to-back`: timed in a loop of their own (R1) | `in-situ` |
+//! | `HEISEN_CALIBRATION` | `in-situ`: region pairs (Rust API, C API, compiler hooks) and the thread interposer's mutex pair costed between pieces of work; `back-to-back`: timed in a loop of their own (R1) | `in-situ` |
 //!
 //! A value the runtime does not understand is reported at exit (stderr)
 //! and the default is used: a profiler must not stop the program it
