@@ -57,8 +57,9 @@ pub struct RuntimeInfo {
     pub calibration: Vec<PairCalibration>,
 }
 
-/// The calibration of one enter+exit path (R1): its pair timed back to
-/// back and in situ, and the costs charged.
+/// The calibration of one pair costed in situ (R1): an enter+exit path,
+/// or the thread interposer's mutex lock+unlock pair; timed back to back
+/// and in situ, and the costs charged.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PairCalibration {
     /// The path: `enter+exit` (Rust), `c_enter+c_exit`,
@@ -74,7 +75,9 @@ pub struct PairCalibration {
     pub work_steps: Vec<u32>,
     /// The pair's added cost at each of `work_steps`, ns.
     pub in_situ: Vec<u64>,
-    /// The whole cost charged per pair (the median of `in_situ`), ns.
+    /// The whole cost charged per pair (the median of `in_situ`, to
+    /// rounding: for the lock pair the lock's and the unlock's charges
+    /// added), ns.
     pub whole: u64,
     /// The part of it inside the region, ns (for a lock pair: the part
     /// after the actions' clock reads).

@@ -396,7 +396,8 @@ pub struct Runtime {
     /// tests one byte; set, never cleared.
     off: AtomicBool,
     notes: Mutex<Vec<String>>,
-    /// How each region path's costs were calibrated (R1 in situ).
+    /// How each pair costed in situ was calibrated (R1): the region
+    /// paths, the thread interposer's mutex pair.
     pairs: Mutex<Vec<crate::report::PairCalibration>>,
     shared: AtomicBool,
     /// Whether the report's summary goes to stderr (`HEISEN_SUMMARY`,
@@ -936,14 +937,15 @@ impl Runtime {
         self.epoch.load(Ordering::Relaxed)
     }
 
-    /// Keeps how a region path was calibrated, for the report (R1).
+    /// Keeps how a pair (a region path, a lock pair) was calibrated, for
+    /// the report (R1).
     pub fn note_pair(&self, pair: crate::report::PairCalibration) {
         let mut pairs = self.pairs.lock().unwrap_or_else(|p| p.into_inner());
         pairs.retain(|p| p.path != pair.path);
         pairs.push(pair);
     }
 
-    /// How every region path was calibrated (R1).
+    /// How every pair costed in situ was calibrated (R1).
     pub fn pairs(&self) -> Vec<crate::report::PairCalibration> {
         self.pairs.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
@@ -1036,7 +1038,7 @@ pub struct Calibrated {
     pub exit: (u64, u64),
     /// Every registered action's costs.
     pub actions: Vec<CalibratedAction>,
-    /// How each region path was calibrated.
+    /// How each pair costed in situ was calibrated.
     pub pairs: Vec<crate::report::PairCalibration>,
 }
 
