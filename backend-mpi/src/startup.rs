@@ -89,9 +89,9 @@ static NODE_SPLIT_NS: AtomicU64 = AtomicU64::new(0);
 static CALIBRATION_NS: AtomicU64 = AtomicU64::new(0);
 static SHARE_NS: AtomicU64 = AtomicU64::new(0);
 static ALIGN_NS: AtomicU64 = AtomicU64::new(0);
-/// The thread clock's reading once the start-up's parts were done, just
-/// before the location began again (the report's `start` is not earlier
-/// when it did; 0 when it did not try).
+/// The runtime clock's reading once the start-up's parts (node, costs,
+/// alignment) were done: a location that began again when `MPI_Init`
+/// returned has its `start` no earlier. 0 where they did not all run.
 static DONE_AT: AtomicU64 = AtomicU64::new(0);
 
 /// Records how long `PMPI_Init` took (called by the `MPI_Init` wrappers).
@@ -141,6 +141,7 @@ pub fn at_init() {
             guarded(|| crate::align::at_init(m.rank, m.size, node))
         });
     }
+    DONE_AT.store(m.runtime.now(), Ordering::Relaxed);
     // R1, R5: the node's first rank calibrated the node's costs (a pause
     // charged to it) while the others waited for them outside any
     // location, so their timelines began that pause later than its: every
@@ -158,7 +159,6 @@ pub fn at_init() {
                 if s.has_records() {
                     Ok(())
                 } else {
-                    DONE_AT.store(s.now(), Ordering::Relaxed);
                     s.restart_now()
                 }
             })

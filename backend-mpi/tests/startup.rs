@@ -86,8 +86,9 @@ fn every_rank_begins_when_mpi_init_returns() {
             .as_u64()
             .expect("done_at");
         // The location began after the start-up's calibration, share and
-        // alignment were done (before the fix it began on the first
-        // wrapper's entry, before PMPI_Init).
+        // alignment were done (`done_at` is read after the alignment,
+        // before the restart; without the restart the location began on
+        // the first wrapper's entry, before PMPI_Init).
         assert!(
             done > 0 && start >= done,
             "rank {rank}: location start {start} before the start-up was done at {done}"
