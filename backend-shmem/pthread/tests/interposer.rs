@@ -423,14 +423,14 @@ fn clock_waits_and_np_joins_merge_their_hand_off() {
                 .and_then(|l| l[k].as_i64())
                 .unwrap_or_else(|| panic!("{mode}: {k} of location {id}"))
         };
-        // Without the merge main's delay is at most its own overhead; its
-        // own overhead may be large on a loaded machine (the `tryjoin` loop
-        // spins while the other thread ends), so the merged part is what
-        // main's delay holds beyond it.
+        // Without a merge main's delay is its own overhead exactly, which
+        // a loaded machine may make larger (calls spin longer): the merge
+        // is what main's delay holds beyond it, a quarter of the other
+        // thread's overhead at least (all of it on a quiet machine).
         let (main_delay, main_overhead) = (n(0, "delay"), n(0, "overhead"));
         let other_overhead = n(1, "overhead");
         assert!(
-            2 * (main_delay - main_overhead) >= other_overhead,
+            4 * (main_delay - main_overhead) >= other_overhead,
             "{mode}: main's delay {main_delay} ns (its own overhead \
              {main_overhead} ns) took over the other thread's (overhead \
              {other_overhead} ns)"
@@ -472,9 +472,19 @@ fn mutex_kinds_errors_robust_and_reinitialised_mutexes_behave_as_without_heisen(
             .and_then(|a| a["whole"].as_u64())
             .unwrap_or_else(|| panic!("{action}"))
     };
-    assert_eq!(
-        pair["whole"].as_u64(),
-        Some(whole("pthread_mutex_lock") + whole("pthread_mutex_unlock")),
+    let charged = whole("pthread_mutex_lock") + whole("pthread_mutex_unlock");
+    assert_eq!(pair["whole"].as_u64(), Some(charged), "{pair}");
+    // What is charged is the in-situ median (to rounding), not the
+    // back-to-back figure.
+    let sizes: Vec<u64> = pair["in_situ"]
+        .as_array()
+        .expect("in_situ")
+        .iter()
+        .filter_map(Value::as_u64)
+        .collect();
+    let (low, high) = (sizes.iter().min().unwrap(), sizes.iter().max().unwrap());
+    assert!(
+        low.saturating_sub(1) <= charged && charged <= high + 1,
         "{pair}"
     );
 }
