@@ -12,7 +12,7 @@
 //! { "header": RunHeader, "regions": [RegionName, ...], "locations": [LocationReport, ...] }
 //! ```
 //!
-//! which [`ReportFile`] writes from borrowed slices; backends with `std`
+//! which [`ReportFile`] writes from borrowed slices; backends with a heap
 //! read it back into their own struct with `Vec` fields of these element
 //! types. `docs/report.md` documents every field with its unit and sign.
 //! All times are integer nanoseconds.
@@ -592,7 +592,7 @@ impl<const K: usize, const R: usize, const C: usize, const L: usize> LocationRep
 
 /// A whole report file borrowed from its parts, for writing it in one go:
 /// `{ "header": ..., "regions": [...], "locations": [...] }`. Readers with
-/// `std` deserialise the same shape into `Vec`s of the element types.
+/// a heap deserialise the same shape into `Vec`s of the element types.
 #[derive(Clone, Copy, Debug)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct ReportFile<'a, const K: usize, const R: usize, const C: usize, const L: usize> {

@@ -2,7 +2,9 @@
 //! without any heisen code and with heisen's wrappers and a heavy region
 //! load, alternately; per thread, the medians of the uninstrumented wall
 //! time, the instrumented wall time, heisen's compensated elapsed time
-//! and the local-only estimate (measured minus the thread's own overhead).
+//! and the local-only estimate (measured minus the thread's own overhead);
+//! then per worker the medians of its thread CPU time uninstrumented,
+//! instrumented, and instrumented less the overhead heisen charged (R1).
 //!
 //! `cargo run --release -p heisen-shmem --example fidelity [runs] [threads]`
 
