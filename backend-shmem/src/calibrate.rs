@@ -209,7 +209,21 @@ pub fn region_pair(rt: &'static Runtime, what: &str, mut pair: impl FnMut()) -> 
         whole: whole - enter.whole,
         inside: inside_ns - enter.inside,
     };
-    // Sizes only where the pair was measured in situ.
+    note_in_situ(rt, what, back_to_back, &by_size, whole, inside_ns);
+    RegionPair { enter, exit }
+}
+
+/// Keeps for the report how the pair `what` was costed (R1): its
+/// back-to-back time, its cost at each work size (only where it was
+/// measured in situ) and the `whole` and `inside` costs charged.
+pub fn note_in_situ(
+    rt: &Runtime,
+    what: &str,
+    back_to_back: f64,
+    by_size: &[f64; WORK_STEPS.len()],
+    whole: u64,
+    inside: u64,
+) {
     let measured = rt.config().in_situ;
     rt.note_pair(PairCalibration {
         path: what.to_owned(),
@@ -225,9 +239,8 @@ pub fn region_pair(rt: &'static Runtime, what: &str, mut pair: impl FnMut()) -> 
             Vec::new()
         },
         whole,
-        inside: inside_ns,
+        inside,
     });
-    RegionPair { enter, exit }
 }
 
 /// What [`region_pair`] measured.

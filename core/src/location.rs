@@ -292,6 +292,16 @@ impl<const K: usize, const D: usize> Location<K, D> {
     // ----- time keeping (R1, R2) -------------------------------------------
 
     #[inline]
+    /// [`Self::check_time`] for `begin`, and `end` not before it (an
+    /// action that blocked from `begin` to `end`).
+    fn check_interval(&self, begin: u64, end: u64) -> Result<(), KernelError> {
+        self.check_time(begin)?;
+        if end < begin {
+            return Err(KernelError::EndBeforeBegin { begin, end });
+        }
+        Ok(())
+    }
+
     fn check_time(&self, t: u64) -> Result<(), KernelError> {
         if t < self.last_measured {
             return Err(KernelError::TimeWentBackwards {

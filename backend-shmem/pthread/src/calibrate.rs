@@ -8,8 +8,7 @@ use core::hint::black_box;
 use core::ptr;
 
 use heisen_core::{Cost, Dependency};
-use heisen_shmem::calibrate::{WORK_STEPS, in_situ_cost, ns, overhead, per_call};
-use heisen_shmem::report::PairCalibration;
+use heisen_shmem::calibrate::{in_situ_cost, note_in_situ, ns, overhead, per_call};
 use heisen_shmem::runtime::{ActionId, Runtime};
 use heisen_shmem::thread::calibrating;
 use heisen_shmem::{Record, with_current};
@@ -95,23 +94,14 @@ pub(crate) fn all(rt: &'static Runtime, a: &Actions) {
     };
     rt.set_cost(a.mutex_unlock, unlock_cost);
     rt.set_cost(a.mutex_lock, lock_cost);
-    let measured = rt.config().in_situ;
-    rt.note_pair(PairCalibration {
-        path: what.to_owned(),
-        back_to_back: ns(back_to_back),
-        work_steps: if measured {
-            WORK_STEPS.to_vec()
-        } else {
-            Vec::new()
-        },
-        in_situ: if measured {
-            by_size.iter().map(|&c| ns(c)).collect()
-        } else {
-            Vec::new()
-        },
-        whole: lock_cost.whole + unlock_cost.whole,
-        inside: lock_cost.inside + unlock_cost.inside,
-    });
+    note_in_situ(
+        rt,
+        what,
+        back_to_back,
+        &by_size,
+        lock_cost.whole + unlock_cost.whole,
+        lock_cost.inside + unlock_cost.inside,
+    );
     // R5: libc's own acquire, half of its lock+unlock pair, is work inside
     // the acquire's begin and end reads, not a wait (`ThreadState::end`).
     // SAFETY: as above.

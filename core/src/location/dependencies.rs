@@ -165,10 +165,7 @@ impl<const K: usize, const D: usize> Location<K, D> {
         deps: &[Dependency<'_, K>],
         cost: u64,
     ) -> Result<Merged, KernelError> {
-        self.check_time(begin)?;
-        if end < begin {
-            return Err(KernelError::EndBeforeBegin { begin, end });
-        }
+        self.check_interval(begin, end)?;
         let at_begin = self.advance(begin, 0);
         let approx = merge::approximate(self.form, begin, end, self.delay, deps);
         Ok(self.complete(begin, end, at_begin, &approx, deps, cost))
@@ -410,10 +407,7 @@ impl<const K: usize, const D: usize> Location<K, D> {
         exchange: &Exchange<K>,
         cost: u64,
     ) -> Result<Merged, KernelError> {
-        self.check_time(begin)?;
-        if end < begin {
-            return Err(KernelError::EndBeforeBegin { begin, end });
-        }
+        self.check_interval(begin, end)?;
         let at_begin = self.advance(begin, 0);
         let unchanged = end as i64 - self.delay as i64;
         let (approximated_end, sync) = if !exchange.flags.contains(Flags::DELAY) {
