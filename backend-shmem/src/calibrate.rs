@@ -12,6 +12,7 @@
 
 use heisen_core::{Cost, Dependency};
 
+use crate::probe::Path;
 use crate::report::PairCalibration;
 use crate::runtime::{NO_REGION, Runtime};
 use crate::thread;
@@ -184,7 +185,8 @@ pub fn ns(cost: f64) -> u64 {
 /// between the enter and the exit; rounding keeps the pair's sum to the
 /// nearest ns. `what` names the path in the report's
 /// `runtime.calibration`.
-pub fn region_pair(rt: &'static Runtime, what: &str, mut pair: impl FnMut()) -> RegionPair {
+pub fn region_pair(rt: &'static Runtime, path: Path, mut pair: impl FnMut()) -> RegionPair {
+    let what = path.name();
     let (back_to_back, (in_situ, by_size), inside) = thread::calibrating(rt, || {
         let per_pair = per_call(rt, &mut pair);
         let inside = thread::with_current(|s| {
@@ -209,7 +211,24 @@ pub fn region_pair(rt: &'static Runtime, what: &str, mut pair: impl FnMut()) -> 
         whole: whole - enter.whole,
         inside: inside_ns - enter.inside,
     };
-    note_in_situ(rt, what, back_to_back, &by_size, whole, inside_ns);
+    // The same pair as the calls of a light window make it (online
+    // costing, `probe`): no clock read, nothing kept.
+    let light = thread::calibrating(rt, || {
+        thread::with_current(|s| s.force_light(SCRATCH_REGION, path));
+        let back_to_back = per_call(rt, &mut pair);
+        let (light, _) = in_situ_cost(rt, "light", back_to_back, &mut pair, || {});
+        thread::with_current(|s| s.settle());
+        light
+    });
+    note_in_situ(
+        rt,
+        what,
+        back_to_back,
+        &by_size,
+        whole,
+        inside_ns,
+        ns(light),
+    );
     RegionPair { enter, exit }
 }
 
@@ -223,6 +242,7 @@ pub fn note_in_situ(
     by_size: &[f64; WORK_STEPS.len()],
     whole: u64,
     inside: u64,
+    light: u64,
 ) {
     let measured = rt.config().in_situ;
     rt.note_pair(PairCalibration {
@@ -240,6 +260,7 @@ pub fn note_in_situ(
         },
         whole,
         inside,
+        light,
     });
 }
 
@@ -259,9 +280,9 @@ pub(crate) fn runtime(rt: &'static Runtime) {
     let clock = per_call(rt, || {
         core::hint::black_box(rt.now());
     });
-    let pair = region_pair(rt, "enter+exit", || {
-        thread::with_current(|s| s.enter(SCRATCH_REGION, 0));
-        let _ = thread::with_current(|s| s.exit(SCRATCH_REGION));
+    let pair = region_pair(rt, Path::Rust, || {
+        thread::with_current_region(|s| s.enter_rust(SCRATCH_REGION, 0));
+        let _ = thread::with_current_region(|s| s.exit_rust(SCRATCH_REGION));
     });
     rt.set_region_costs(pair.enter, pair.exit);
     let b = rt.builtin();

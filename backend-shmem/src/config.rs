@@ -9,7 +9,7 @@
 //! | `HEISEN_MONITOR` | `1`: publish live snapshots for `heisen monitor` (R10) | off |
 //! | `HEISEN_SUMMARY` | `1`: print a one-screen summary to stderr at exit | off |
 //! | `HEISEN_DISABLE` | `1`: measure nothing, write nothing | off |
-//! | `HEISEN_CALIBRATION` | `in-situ`: region pairs (Rust API, C API, compiler hooks) and the thread interposer's mutex pair costed between pieces of work; `back-to-back`: timed in a loop of their own (R1) | `in-situ` |
+//! | `HEISEN_CALIBRATION` | `online`: as `in-situ`, and each thread measures the pair of a region it calls as a leaf many times in a row in the running program and charges that (`probe`); `in-situ`: region pairs (Rust API, C API, compiler hooks) and the thread interposer's mutex pair costed between pieces of work at start-up; `back-to-back`: timed in a loop of their own (R1) | `online` |
 //!
 //! A value the runtime does not understand is reported at exit (stderr)
 //! and the default is used: a profiler must not stop the program it
@@ -41,6 +41,10 @@ pub struct Config {
     /// Whether region pairs are calibrated in situ (R1 refined,
     /// `calibrate::in_situ_cost`) or back to back.
     pub in_situ: bool,
+    /// Whether a thread measures the pair of the region it calls hottest
+    /// in the running program and charges that (R1 measured directly,
+    /// `probe`; `HEISEN_CALIBRATION=online`, the default).
+    pub online: bool,
     /// Problems found while reading the variables, reported at exit.
     pub problems: Vec<String>,
 }
@@ -56,6 +60,7 @@ impl Default for Config {
             summary: false,
             disabled: false,
             in_situ: true,
+            online: true,
             problems: Vec::new(),
         }
     }
@@ -111,10 +116,14 @@ impl Config {
         }
         if let Some(how) = var("HEISEN_CALIBRATION") {
             match how.trim() {
-                "in-situ" | "" => {}
-                "back-to-back" => c.in_situ = false,
+                "online" | "" => {}
+                "in-situ" => c.online = false,
+                "back-to-back" => {
+                    c.in_situ = false;
+                    c.online = false;
+                }
                 other => c.problems.push(format!(
-                    "HEISEN_CALIBRATION={other} is neither `in-situ` nor `back-to-back`; using in-situ"
+                    "HEISEN_CALIBRATION={other} is none of `online`, `in-situ`, `back-to-back`; using online"
                 )),
             }
         }
@@ -174,8 +183,10 @@ mod tests {
         assert_eq!(c.output, PathBuf::from("/tmp/out"));
         assert_eq!(c.form, Form::DelayOnly);
         assert_eq!(c.clock, Some(ClockKind::Monotonic));
-        assert!(c.monitor && c.summary && !c.disabled && !c.in_situ);
+        assert!(c.monitor && c.summary && !c.disabled && !c.in_situ && !c.online);
         assert!(c.problems.is_empty(), "{:?}", c.problems);
+        let c = config(&[("HEISEN_CALIBRATION", "in-situ")]);
+        assert!(c.in_situ && !c.online && c.problems.is_empty());
     }
 
     #[test]
@@ -193,7 +204,7 @@ mod tests {
         ]);
         assert_eq!(c.form, Form::Timestamped);
         assert_eq!(c.clock, None);
-        assert!(!c.monitor && c.in_situ);
+        assert!(!c.monitor && c.in_situ && c.online);
         assert_eq!(c.regions.as_ref().map(Vec::len), Some(crate::SELECTED));
         assert_eq!(c.problems.len(), 5, "{:?}", c.problems);
         assert!(c.problems[1].contains("HEISEN_FORM=exact"));

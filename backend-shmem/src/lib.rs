@@ -35,6 +35,7 @@ pub mod ids;
 pub mod monitor;
 pub mod mutex;
 pub mod names;
+pub mod probe;
 pub mod queue;
 pub mod region;
 pub mod report;
@@ -49,7 +50,7 @@ pub mod thread;
 pub use config::Config;
 pub use region::{Region, RegionGuard, in_region, region};
 pub use runtime::{ActionId, AlreadyRunning, Runtime, runtime};
-pub use thread::{ThreadState, with_current, with_current_inline};
+pub use thread::{ThreadState, with_current, with_current_inline, with_current_region};
 
 pub use barrier::{Barrier, BarrierWaitResult};
 pub use condvar::{Condvar, WaitTimeoutResult};

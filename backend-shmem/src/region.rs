@@ -10,7 +10,7 @@ use core::cell::Cell;
 use core::marker::PhantomData;
 
 use crate::runtime::{NO_REGION, runtime};
-use crate::thread::with_current;
+use crate::thread::with_current_region;
 
 /// A region interned once: enter it by id, with no string work per call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -45,7 +45,8 @@ impl Region {
     #[inline]
     #[must_use = "the region is exited when the guard drops"]
     pub fn enter(self) -> RegionGuard {
-        let entered = self.id != NO_REGION && with_current(|s| s.enter(self.id, 0)).is_some();
+        let entered =
+            self.id != NO_REGION && with_current_region(|s| s.enter_rust(self.id, 0)).is_some();
         RegionGuard {
             id: self.id,
             entered,
@@ -76,7 +77,7 @@ impl Drop for RegionGuard {
         if self.entered {
             // An exit out of order (a guard kept past an inner one's) is
             // refused by the kernel and counted in the report.
-            let _ = with_current(|s| s.exit(self.id));
+            let _ = with_current_region(|s| s.exit_rust(self.id));
         }
     }
 }

@@ -55,6 +55,33 @@ pub struct RuntimeInfo {
     /// situ, docs/rules.md): back to back and interleaved with work.
     #[serde(default)]
     pub calibration: Vec<PairCalibration>,
+    /// What the threads measured of their hottest region pairs in the
+    /// running program (online costing, `probe`), per location and region;
+    /// empty without it (`HEISEN_CALIBRATION=in-situ` or `back-to-back`).
+    #[serde(default)]
+    pub online: Vec<OnlineCosting>,
+}
+
+/// One region pair a thread costed in the running program (R1 measured
+/// directly; `probe`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OnlineCosting {
+    /// The location.
+    pub location: u32,
+    /// The region (an id of the report's region table) and call site.
+    pub region: u32,
+    /// Its call site.
+    pub site: u32,
+    /// Charged per pair above the start-up calibration, ns (negative: the
+    /// pair costs this program less).
+    pub surplus: i64,
+    /// The location's window pairs compared, calls made light and light
+    /// windows another action ended early (all regions).
+    pub windows: u64,
+    /// See `windows`.
+    pub light_calls: u64,
+    /// See `windows`.
+    pub aborted: u64,
 }
 
 /// The calibration of one pair costed in situ (R1): an enter+exit path,
@@ -82,6 +109,10 @@ pub struct PairCalibration {
     /// The part of it inside the region, ns (for a lock pair: the part
     /// after the actions' clock reads).
     pub inside: u64,
+    /// The same path's light pair timed back to back, ns: what a call of
+    /// a light window costs (online costing, `probe`); 0 for a lock pair.
+    #[serde(default)]
+    pub light: u64,
 }
 
 /// A whole process's report, as written.
@@ -142,12 +173,23 @@ fn sources<'a>(
     let (done, running) = rt.registry().finished(ended);
     let mut sources: Vec<(u32, Source<'a>)> = Vec::with_capacity(done.len() + ended.kept.len());
     let mut errors = ended.errors;
+    let mut online = Vec::new();
     for thread in done {
         // SAFETY: `finished` lists only threads marked done (acquire), and
         // the store's lock keeps their slots from being reused.
         #[allow(unsafe_code)] // reason: reading a finished thread's state
         let state = unsafe { thread.state_of_finished() };
         errors.absorb(&state.errors);
+        let p = state.probe();
+        online.extend(p.learned().map(|(region, site, surplus)| OnlineCosting {
+            location: state.kernel.id(),
+            region,
+            site,
+            surplus,
+            windows: p.windows,
+            light_calls: p.light_calls,
+            aborted: p.aborted,
+        }));
         sources.push((state.kernel.id(), Source::Done(state)));
     }
     for (id, text) in &ended.kept {
@@ -175,6 +217,7 @@ fn sources<'a>(
         memory_bytes: memory as u64,
         shared: rt.is_shared(),
         calibration: rt.pairs(),
+        online,
     };
     (sources, info)
 }

@@ -383,6 +383,9 @@ pub struct Runtime {
     builtin: OnceLock<Builtin>,
     calibration: Mutex<Calibration>,
     epoch: AtomicU64,
+    /// The light pair of each probed path, ns (`probe`); `u64::MAX` until
+    /// calibrated, or always without online costing.
+    light: [AtomicU64; crate::probe::PATHS],
     registry: Registry,
     /// How registry indices become location ids (an MPI backend sets
     /// rank-based ids, `ids`).
@@ -623,6 +626,7 @@ impl Runtime {
             builtin: OnceLock::new(),
             calibration: Mutex::new(Calibration::ZERO),
             epoch: AtomicU64::new(0),
+            light: [const { AtomicU64::new(u64::MAX) }; crate::probe::PATHS],
             registry: Registry::new(),
             ids: Mutex::new(LocationIds::THREADS),
             ids_repeated: AtomicBool::new(false),
@@ -940,6 +944,11 @@ impl Runtime {
     /// Keeps how a pair (a region path, a lock pair) was calibrated, for
     /// the report (R1).
     pub fn note_pair(&self, pair: crate::report::PairCalibration) {
+        if let Some(path) = crate::probe::Path::named(&pair.path)
+            && self.config.online
+        {
+            self.light[path as usize].store(pair.light, Ordering::Relaxed);
+        }
         let mut pairs = self.pairs.lock().unwrap_or_else(|p| p.into_inner());
         pairs.retain(|p| p.path != pair.path);
         pairs.push(pair);
@@ -992,6 +1001,14 @@ impl Runtime {
         for pair in &costs.pairs {
             self.note_pair(pair.clone());
         }
+    }
+
+    /// The light pair of `path`, ns, once calibrated; `None` before, or
+    /// without online costing (`HEISEN_CALIBRATION`; `probe`).
+    #[inline(always)]
+    pub fn light_pair(&self, path: crate::probe::Path) -> Option<u64> {
+        let ns = self.light[path as usize].load(Ordering::Relaxed);
+        (ns != u64::MAX).then_some(ns)
     }
 
     /// Sets the enter and exit costs (R1).

@@ -17,6 +17,7 @@ use heisen_core::{Cost, Dependency, Exchange, Exited, KernelError, Merged, Snaps
 
 use crate::current;
 use crate::monitor::{self, Slot};
+use crate::probe::{self, Path, Probe};
 use crate::runtime::{ActionId, Runtime, runtime};
 use crate::stack;
 pub use crate::stack::with_stack_room;
@@ -102,6 +103,12 @@ pub struct ThreadState {
     /// `u64::MAX` without a monitor. The hot paths compare their clock
     /// read with it alone.
     publish_at: u64,
+    /// The online costing of the region pair called hottest (R1, measured
+    /// directly; `probe`).
+    pub(crate) probe: Probe,
+    /// Whether online costing is on (`Config::online`), kept here so that
+    /// the hot path reads one byte of the state.
+    online: bool,
 }
 
 /// The empty statistics every thread starts from, copied into its state
@@ -158,6 +165,8 @@ impl ThreadState {
             ptr::addr_of_mut!((*s).epoch).write(epoch);
             ptr::addr_of_mut!((*s).monitor).write(monitor);
             ptr::addr_of_mut!((*s).publish_at).write(publish_at);
+            ptr::addr_of_mut!((*s).probe).write(Probe::new());
+            ptr::addr_of_mut!((*s).online).write(rt.config().online);
         }
     }
 
@@ -243,6 +252,12 @@ impl ThreadState {
     /// `Location::on_exit_unwinding_costing`). Counted in the report.
     #[inline(always)]
     pub fn exit_unwinding_costing(&mut self, region: u32, cost: Cost) -> Result<(), KernelError> {
+        if self.probe.is_light() {
+            if self.probe.light_exit(region) {
+                return Ok(());
+            }
+            self.end_light();
+        }
         let t = self.now();
         let (stats, errors) = (&mut self.stats, &mut self.errors);
         let exited = self
@@ -251,6 +266,7 @@ impl ThreadState {
                 errors.unwound += 1;
                 stats.record_exit(&skipped);
             });
+        self.probe.on_exit(region, t, &exited, cost.whole);
         self.exited(t, exited)
     }
 
@@ -261,6 +277,143 @@ impl ThreadState {
         let t = self.now();
         let exited = self.kernel.on_exit(region, t);
         self.exited(t, exited)
+    }
+
+    // ----- online costing of a hot region pair (R1; `probe`) ----------------
+
+    /// Ends a light window, if one is under way: every action but the
+    /// probed region's own enter and exit does this first, so that it sees
+    /// the kernel as if every call had been measured (`probe`).
+    #[inline(always)]
+    pub fn settle(&mut self) {
+        if self.probe.is_light() {
+            self.end_light();
+        }
+    }
+
+    /// Puts the calls of the light window that ends now into the kernel:
+    /// spread evenly over the window, each as long as the region's mean
+    /// compensated inclusive time, charged the light pair (R1, R2); the
+    /// time this takes is measured and charged (R1: a cost measured
+    /// directly adds its length).
+    #[cold]
+    #[inline(never)]
+    fn end_light(&mut self) {
+        let t = self.now();
+        let Some(e) = self.probe.end_light(t) else {
+            return; // a forced window (calibration): nothing to keep
+        };
+        let enter = Cost {
+            whole: e.light / 2,
+            inside: 0,
+        };
+        let exit = Cost {
+            whole: e.light - enter.whole,
+            inside: 0,
+        };
+        let calls = u64::from(e.calls);
+        let spacing = (t - e.start) / calls.max(1);
+        let mut last = e.start;
+        for j in 0..calls {
+            let at = e.start + j * spacing;
+            if let Err(err) = self.kernel.on_enter_costing(e.region, e.site, at, enter) {
+                self.errors.count(err);
+            }
+            if e.open && j + 1 == calls {
+                break; // its exit is still to come, measured
+            }
+            last = at + e.inclusive;
+            match self.kernel.on_exit_costing(e.region, last, exit) {
+                Ok(Some(x)) => self.stats.record_exit(&x),
+                Ok(None) => {}
+                Err(err) => self.errors.count(err),
+            }
+        }
+        self.probe.replayed(last);
+        // R1: the replay's own time, measured directly.
+        let done = self.rt.now().max(t);
+        self.kernel.on_overhead(done - t);
+    }
+
+    /// Enters region `region` from `site` by the code path `path`, charging
+    /// `cost` (R1, R2) — or, for a region the thread calls hottest, what
+    /// the pair costs in this program once measured (`probe`).
+    #[inline(always)]
+    pub fn enter_probed(&mut self, region: u32, site: u32, mut cost: Cost, path: Path) {
+        if self.probe.is_light() {
+            if self.probe.light_enter(region, site) {
+                return;
+            }
+            self.end_light();
+        }
+        let t = self.now();
+        if self.online {
+            let rt = self.rt;
+            // The calibration's own region runs the bookkeeping (so that
+            // its cost is calibrated) but never a window.
+            let light = || {
+                (region != crate::calibrate::SCRATCH_REGION)
+                    .then(|| rt.light_pair(path))
+                    .flatten()
+            };
+            let last = self.kernel.last_measured();
+            let call = probe::Call { region, site, path };
+            match self.probe.on_enter(call, t, last, cost, light) {
+                probe::Enter::Light => return,
+                probe::Enter::Full(c) => cost = c,
+            }
+        }
+        if let Err(e) = self.kernel.on_enter_costing(region, site, t, cost) {
+            self.errors.count(e);
+        }
+        if t >= self.publish_at {
+            self.publish();
+        }
+    }
+
+    /// Exits region `region` charging `cost` (R1, R2; `probe` as
+    /// [`Self::enter_probed`]); a refused exit is counted and returned.
+    #[inline(always)]
+    pub fn exit_probed(&mut self, region: u32, cost: Cost) -> Result<(), KernelError> {
+        if self.probe.is_light() {
+            if self.probe.light_exit(region) {
+                return Ok(());
+            }
+            self.end_light();
+        }
+        let t = self.now();
+        let exited = self.kernel.on_exit_costing(region, t, cost);
+        self.probe.on_exit(region, t, &exited, cost.whole);
+        self.exited(t, exited)
+    }
+
+    /// [`Self::enter_probed`] by the Rust API, charging the runtime's
+    /// calibrated enter.
+    #[inline]
+    pub fn enter_rust(&mut self, region: u32, site: u32) {
+        let cost = self.kernel.calibration().enter;
+        self.enter_probed(region, site, cost, Path::Rust);
+    }
+
+    /// [`Self::exit_probed`] by the Rust API, charging the runtime's
+    /// calibrated exit.
+    #[inline]
+    pub fn exit_rust(&mut self, region: u32) -> Result<(), KernelError> {
+        let cost = self.kernel.calibration().exit;
+        self.exit_probed(region, cost)
+    }
+
+    /// Forces a light window on `region` by `path` until the next
+    /// settling action, its calls dropped: the start-up calibration of the
+    /// light pair (`calibrate::region_pair`).
+    pub fn force_light(&mut self, region: u32, path: Path) {
+        self.settle();
+        self.probe.force_light(region, 0, path);
+    }
+
+    /// The online costing's figures for the report.
+    pub fn probe(&self) -> &Probe {
+        &self.probe
     }
 
     /// A release now — unlock, enqueue, notify, spawn, send: the record it
@@ -806,6 +959,70 @@ pub fn with_current<R>(f: impl FnOnce(&mut ThreadState) -> R) -> Option<R> {
 /// kernel and the statistics are one function with one prologue.
 #[inline(always)]
 pub fn with_current_inline<R>(f: impl FnOnce(&mut ThreadState) -> R) -> Option<R> {
+    with_state(|s| {
+        // Any action ends a light window first (`probe`).
+        s.settle();
+        f(s)
+    })
+}
+
+/// [`with_current_inline`] for a region's enter or exit by a probed path
+/// (`ThreadState::enter_probed`, `exit_probed`, `exit_unwinding_costing`),
+/// which end a light window themselves unless the call is one of its own.
+/// Nothing else may use it.
+#[inline(always)]
+pub fn with_current_region<R>(f: impl FnOnce(&mut ThreadState) -> R) -> Option<R> {
+    with_state(f)
+}
+
+/// The call of a light window, if an enter of (`region`, `site`) on this
+/// thread is one (`probe`): `true` when it is, and then nothing else is to
+/// be done. The first thing a probed path's export does, before any other
+/// check: a light call should cost the program as little as can be.
+#[inline(always)]
+pub fn light_enter(region: u32, site: u32) -> bool {
+    light(|p| p.light_enter(region, site))
+}
+
+/// [`light_enter`] for an exit of `region`.
+#[inline(always)]
+pub fn light_exit(region: u32) -> bool {
+    light(|p| p.light_exit(region))
+}
+
+/// `step` on this thread's probe when a light window is under way (and no
+/// runtime call is, `Thread::blocked`).
+#[inline(always)]
+fn light(step: impl FnOnce(&mut Probe) -> bool) -> bool {
+    let p = current::get();
+    if p.is_null() {
+        return false;
+    }
+    // SAFETY: as in `with_state`.
+    #[allow(unsafe_code)] // reason: the thread-local pointer to a leaked slot
+    let thread = unsafe { &*p };
+    if thread.blocked.get() != 0 {
+        return false;
+    }
+    // SAFETY: no runtime call is under way on this thread (`blocked`), so
+    // no other reference to the state lives; this one ends at once. Most
+    // calls end here: no light window, nothing written.
+    #[allow(unsafe_code)] // reason: as above
+    if !unsafe { &*thread.state.get() }.probe.is_light() {
+        return false;
+    }
+    thread.blocked.set(BUSY);
+    // SAFETY: as in `with_state` (`BUSY` held).
+    #[allow(unsafe_code)] // reason: as above
+    let probe = unsafe { &mut (*thread.state.get()).probe };
+    let light = step(probe);
+    thread.blocked.set(0);
+    light
+}
+
+/// This thread's state, without settling (see the two above).
+#[inline(always)]
+fn with_state<R>(f: impl FnOnce(&mut ThreadState) -> R) -> Option<R> {
     // This thread's slot, once registered with this copy of the runtime.
     let mut p = current::get();
     if p.is_null() {

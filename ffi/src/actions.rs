@@ -23,6 +23,7 @@ use std::sync::OnceLock;
 
 use heisen_core::Cost;
 use heisen_shmem::calibrate::{self, SCRATCH_REGION};
+use heisen_shmem::probe::Path;
 use heisen_shmem::runtime::{Action, ActionId, Runtime};
 use heisen_shmem::{Record, thread};
 
@@ -227,7 +228,7 @@ fn calibrate_all(rt: &'static Runtime, actions: &Actions) {
     // Called through pointers, as a C program calls through the PLT.
     let enter: fn(u32) -> crate::heisen_result = black_box(region::enter_id::<Calibrating>);
     let exit: fn(u32) -> crate::heisen_result = black_box(region::exit_id::<Calibrating>);
-    let pair = calibrate::region_pair(rt, "c_enter+c_exit", || {
+    let pair = calibrate::region_pair(rt, Path::C, || {
         enter(SCRATCH_REGION);
         exit(SCRATCH_REGION);
     });
@@ -237,7 +238,7 @@ fn calibrate_all(rt: &'static Runtime, actions: &Actions) {
     let address = instrument::calibration_address();
     let hook_enter: fn(usize) = black_box(instrument::enter::<Calibrating>);
     let hook_exit: fn(usize) = black_box(instrument::exit::<Calibrating>);
-    let pair = calibrate::region_pair(rt, "cyg_profile_func_enter+exit", || {
+    let pair = calibrate::region_pair(rt, Path::Hook, || {
         hook_enter(address);
         hook_exit(address);
     });

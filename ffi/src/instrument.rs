@@ -29,8 +29,9 @@ use std::sync::{Mutex, MutexGuard};
 
 use heisen_core::Cost;
 use heisen_shmem::calibrate::SCRATCH_REGION;
+use heisen_shmem::probe::Path;
 use heisen_shmem::runtime::{NO_REGION, Runtime};
-use heisen_shmem::{runtime, thread, with_current, with_current_inline};
+use heisen_shmem::{runtime, thread, with_current, with_current_region};
 
 use crate::actions::{Hot, Live, Mode};
 use crate::symbols::Symbols;
@@ -168,9 +169,15 @@ pub(crate) fn calibration_address() -> usize {
 /// takes [`enter_slow`], the whole path behind its own boundary.
 #[inline(always)]
 pub(crate) fn enter<M: Mode>(address: usize) {
+    let known = TABLE.get(address);
+    if let Some(id) = known
+        && heisen_shmem::thread::light_enter(id, 0)
+    {
+        return; // a light window's call (`probe`)
+    }
     if let Some(rt) = runtime::existing()
         && !rt.is_off()
-        && let Some(id) = TABLE.get(address)
+        && let Some(id) = known
         && let Some(cost) = M::hot_cost(Hot::HookEnter)
     {
         if id != NO_REGION {
@@ -185,7 +192,7 @@ pub(crate) fn enter<M: Mode>(address: usize) {
 #[inline(never)]
 extern "C" fn enter_thread(id: u32, cost: Cost) {
     let _ = catch_unwind(AssertUnwindSafe(|| {
-        with_current_inline(|s| s.enter_costing(id, 0, cost))
+        with_current_region(|s| s.enter_probed(id, 0, cost, Path::Hook))
     }));
 }
 
@@ -228,9 +235,15 @@ fn enter_slow<M: Mode>(address: usize) {
 /// A function's exit (the hot path; as [`enter`]).
 #[inline(always)]
 pub(crate) fn exit<M: Mode>(address: usize) {
+    let known = TABLE.get(address);
+    if let Some(id) = known
+        && heisen_shmem::thread::light_exit(id)
+    {
+        return; // a light window's call (`probe`)
+    }
     if let Some(rt) = runtime::existing()
         && !rt.is_off()
-        && let Some(id) = TABLE.get(address)
+        && let Some(id) = known
         && let Some(cost) = M::hot_cost(Hot::HookExit)
     {
         if id != NO_REGION {
@@ -249,7 +262,7 @@ extern "C" fn exit_thread(id: u32, cost: Cost) {
         // of a function open beneath them closes them first (counted in
         // the report as `frames_unwound`); an exit of a function not open
         // is refused and counted.
-        with_current_inline(|s| s.exit_unwinding_costing(id, cost))
+        with_current_region(|s| s.exit_unwinding_costing(id, cost))
     }));
 }
 

@@ -11,8 +11,9 @@ use core::ffi::c_char;
 
 use heisen_core::{Cost, KernelError};
 use heisen_shmem::names::MAX_NAME_LEN;
+use heisen_shmem::probe::Path;
 use heisen_shmem::runtime::{self, Runtime};
-use heisen_shmem::{with_current, with_current_inline};
+use heisen_shmem::{with_current, with_current_region};
 
 use crate::actions::{Hot, Live, Mode};
 use crate::lifecycle::live;
@@ -51,6 +52,9 @@ unsafe fn name_arg<'a>(name: *const c_char) -> Outcome<&'a str> {
 /// [`enter_slow`], the whole path behind its own boundary.
 #[inline(always)]
 pub(crate) fn enter_id<M: Mode>(id: u32) -> heisen_result {
+    if heisen_shmem::thread::light_enter(id, 0) {
+        return heisen_result::Ok; // a light window's call (`probe`)
+    }
     if let Some(rt) = runtime::existing()
         && !rt.is_off()
         && M::known(rt, id)
@@ -68,7 +72,8 @@ pub(crate) fn enter_id<M: Mode>(id: u32) -> heisen_result {
 extern "C" fn enter_thread(id: u32, cost: Cost) -> heisen_result {
     // R1, R2: the kernel stamps the enter and charges the C call's cost.
     boundary(|| {
-        with_current_inline(|s| s.enter_costing(id, 0, cost)).ok_or(heisen_result::NotMeasured)
+        with_current_region(|s| s.enter_probed(id, 0, cost, Path::C))
+            .ok_or(heisen_result::NotMeasured)
     })
 }
 
@@ -99,6 +104,9 @@ fn enter_known<M: Mode>(rt: &'static Runtime, id: u32) -> Outcome {
 /// [`enter_id`]).
 #[inline(always)]
 pub(crate) fn exit_id<M: Mode>(id: u32) -> heisen_result {
+    if heisen_shmem::thread::light_exit(id) {
+        return heisen_result::Ok; // a light window's call (`probe`)
+    }
     if let Some(rt) = runtime::existing()
         && !rt.is_off()
         && M::known(rt, id)
@@ -116,7 +124,7 @@ extern "C" fn exit_thread(id: u32, cost: Cost) -> heisen_result {
     boundary(|| {
         // The kernel's error is mapped inside, so that what comes back is
         // one word (not a `KernelError` through memory).
-        match with_current_inline(|s| s.exit_costing(id, cost).map_err(exit_error)) {
+        match with_current_region(|s| s.exit_probed(id, cost).map_err(exit_error)) {
             Some(r) => r,
             None => Err(heisen_result::NotMeasured),
         }

@@ -280,6 +280,71 @@ fn a_longjmp_over_instrumented_functions_loses_nothing() {
     assert_eq!(location["overflow"]["frames"], LOST, "{location}");
 }
 
+/// Leaf regions called many times in a row, by a compiler hook and by
+/// the C API, are costed in the running program through light windows
+/// (online costing): every call is counted, each path is costed, and an
+/// exit of a region that is not open in the middle of a light call is
+/// refused with its code.
+#[test]
+fn hot_leaves_are_costed_online_and_every_call_counted() {
+    let (dir, out) = run_hooked("hot_leaf");
+    assert_eq!(
+        stdout(&out).trim(),
+        format!(
+            "sum {} refused {}",
+            (0..20_000i64).map(|i| 3 * i + 1).sum::<i64>()
+                + (0..20_000i64).sum::<i64>()
+                + (0..1000i64).sum::<i64>(),
+            205 // HEISEN_RESULT_EXIT_MISMATCH (include/heisen.h)
+        ),
+        "{}",
+        describe(&out)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim(),
+        "heisen: 1 region exits did not match the innermost open region and were ignored",
+        "the refused exit, and nothing else: {}",
+        describe(&out)
+    );
+    let report = report(&dir);
+    let counts = counts(&report);
+    for (name, count) in [
+        ("main", 1),
+        ("hot", 20_000),
+        ("c_hot", 20_000),
+        ("c_third", 1000),
+    ] {
+        assert_eq!(count_of(&counts, name), count, "{name} in {counts:?}");
+    }
+    assert_eq!(report["runtime"]["exit_mismatches"], 1);
+    assert_eq!(report["runtime"]["exits_without_enter"], 0);
+    let id = |name: &str| {
+        report["regions"]
+            .as_array()
+            .expect("regions")
+            .iter()
+            .find(|r| r["name"] == name)
+            .and_then(|r| r["id"].as_u64())
+            .expect("a region id")
+    };
+    let online: Vec<u64> = report["runtime"]["online"]
+        .as_array()
+        .expect("online")
+        .iter()
+        .filter_map(|o| o["region"].as_u64())
+        .collect();
+    for name in ["hot", "c_hot"] {
+        assert!(online.contains(&id(name)), "{name} in {online:?}");
+    }
+    let light = report["runtime"]["online"][0]["light_calls"]
+        .as_u64()
+        .expect("light calls");
+    assert!(light > 0, "{report}");
+    // The refused exit ended `c_third`'s first light window early.
+    let aborted = report["runtime"]["online"][0]["aborted"].as_u64();
+    assert_eq!(aborted, Some(1), "{report}");
+}
+
 /// A signal handler that jumps out of a hook call leaves the call
 /// unfinished for good: the thread is still reported (its events before
 /// the jump recorded), the abandoned call counted and said on stderr, the

@@ -101,6 +101,7 @@ pub(crate) fn all(rt: &'static Runtime, a: &Actions) {
         &by_size,
         lock_cost.whole + unlock_cost.whole,
         lock_cost.inside + unlock_cost.inside,
+        0,
     );
     // R5: libc's own acquire, half of its lock+unlock pair, is work inside
     // the acquire's begin and end reads, not a wait (`ThreadState::end`).

@@ -38,6 +38,7 @@ pub(crate) fn child(name: &str, env: &[(&str, &str)]) -> Output {
         "HEISEN_MONITOR",
         "HEISEN_SUMMARY",
         "HEISEN_DISABLE",
+        "HEISEN_CALIBRATION",
     ] {
         cmd.env_remove(var);
     }

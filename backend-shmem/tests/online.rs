@@ -1,0 +1,154 @@
+//! Online costing of a hot region pair (R1 measured directly,
+//! `heisen_shmem::probe`) end to end: the windows a thread makes light
+//! lose no call, never disturb the kernel's order, and show in the report.
+//! Only counts and orders are asserted: what the pair costs is the
+//! machine's.
+
+mod common;
+
+use common::*;
+use heisen_shmem::probe::FIRST_LIGHT;
+use serde_json::Value;
+
+/// Leaf calls the scenarios make.
+const CALLS: u64 = 20_000;
+
+/// A little work the optimiser cannot remove.
+fn spin(n: u64) -> u64 {
+    (0..n).fold(0u64, |a, i| core::hint::black_box(a.wrapping_add(i * i)))
+}
+
+/// The record of region `name` on the location that has one.
+fn record<'a>(report: &'a Value, name: &str) -> (&'a Value, &'a Value) {
+    let id = region_id(report, name);
+    report["locations"]
+        .as_array()
+        .expect("locations")
+        .iter()
+        .find_map(|l| {
+            l["regions"]
+                .as_array()
+                .and_then(|rs| rs.iter().find(|r| r["region"] == id))
+                .map(|r| (l, r))
+        })
+        .unwrap_or_else(|| panic!("no record of {name}"))
+}
+
+fn n(v: &Value, k: &str) -> u64 {
+    v[k].as_u64().unwrap_or_else(|| panic!("{k} in {v}"))
+}
+
+/// The scenario: `CALLS` leaf calls inside `outer`; the call numbered
+/// `lock_in` takes a lock inside the leaf (another action in the middle of
+/// a light call).
+fn leaf_loop(lock_in: Option<u64>) {
+    let outer = heisen_shmem::Region::new("outer");
+    let leaf = heisen_shmem::Region::new("leaf");
+    let m = heisen_shmem::Mutex::new(0u64);
+    outer.run(|| {
+        for i in 0..CALLS {
+            leaf.run(|| {
+                if lock_in == Some(i) {
+                    *m.lock().expect("lock") += 1;
+                }
+                spin(20)
+            });
+        }
+    });
+}
+
+fn run(name: &str, calibration: Option<&str>) -> Value {
+    let dir = out_dir(name);
+    let mut env = vec![("HEISEN_OUTPUT", dir.to_str().expect("utf-8 path"))];
+    if let Some(c) = calibration {
+        env.push(("HEISEN_CALIBRATION", c));
+    }
+    let out = child(name, &env);
+    assert!(out.status.success(), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("heisen:"), "nothing went wrong: {stderr}");
+    report_in(&dir)
+}
+
+/// What every scenario's report must hold: every call counted, no call
+/// refused, the replayed calls inside their parent.
+fn check_counts(report: &Value) {
+    let (location, leaf) = record(report, "leaf");
+    let (_, outer) = record(report, "outer");
+    check_location(location);
+    assert_eq!(n(leaf, "count"), CALLS, "{leaf}");
+    assert_eq!(n(outer, "count"), 1);
+    assert!(n(leaf, "measured_inclusive") <= n(outer, "measured_inclusive"));
+    let rt = &report["runtime"];
+    assert_eq!(n(rt, "exit_mismatches"), 0, "{rt}");
+    assert_eq!(n(rt, "exits_without_enter"), 0, "{rt}");
+}
+
+#[test]
+fn a_hot_leaf_is_costed_in_the_running_program_and_every_call_counted() {
+    let name = "a_hot_leaf_is_costed_in_the_running_program_and_every_call_counted";
+    if is_child(name) {
+        leaf_loop(None);
+        return;
+    }
+    let report = run(name, None);
+    check_counts(&report);
+    let leaf = region_id(&report, "leaf");
+    let online = report["runtime"]["online"].as_array().expect("online");
+    let entry = online
+        .iter()
+        .find(|o| o["region"] == leaf)
+        .unwrap_or_else(|| panic!("the leaf was costed online: {online:?}"));
+    assert!(entry["surplus"].is_i64(), "{entry}");
+    assert!(n(entry, "windows") > 0, "{entry}");
+    let light = n(entry, "light_calls");
+    assert!(light > 0 && light < CALLS / 4, "{entry}");
+    assert_eq!(n(entry, "aborted"), 0, "{entry}");
+    // `outer` is entered once: never a hot leaf.
+    let outer = region_id(&report, "outer");
+    assert!(online.iter().all(|o| o["region"] != outer), "{online:?}");
+    let rust = report["runtime"]["calibration"]
+        .as_array()
+        .expect("calibration")
+        .iter()
+        .find(|c| c["path"] == "enter+exit")
+        .expect("the Rust pair");
+    assert!(rust["light"].is_u64(), "{rust}");
+}
+
+#[test]
+fn another_action_in_a_light_call_puts_the_windows_calls_in_first() {
+    let name = "another_action_in_a_light_call_puts_the_windows_calls_in_first";
+    // The lock comes in the fourth call of the first light window.
+    let lock_in = u64::from(FIRST_LIGHT + 3);
+    if is_child(name) {
+        leaf_loop(Some(lock_in));
+        return;
+    }
+    let report = run(name, None);
+    check_counts(&report);
+    let leaf = region_id(&report, "leaf");
+    let entry = report["runtime"]["online"]
+        .as_array()
+        .expect("online")
+        .iter()
+        .find(|o| o["region"] == leaf)
+        .cloned()
+        .expect("the leaf was costed online after the lock");
+    assert_eq!(n(&entry, "aborted"), 1, "{entry}");
+}
+
+#[test]
+fn without_online_costing_no_call_is_light() {
+    let name = "without_online_costing_no_call_is_light";
+    if is_child(name) {
+        leaf_loop(None);
+        return;
+    }
+    for how in ["in-situ", "back-to-back"] {
+        let report = run(name, Some(how));
+        check_counts(&report);
+        let online = report["runtime"]["online"].as_array().expect("online");
+        assert!(online.is_empty(), "{how}: {online:?}");
+    }
+}
