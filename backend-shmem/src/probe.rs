@@ -425,6 +425,10 @@ impl Probe {
     /// (`None` for a forced window, whose calls are dropped).
     pub fn end_light(&mut self, t: u64) -> Option<Ended> {
         debug_assert!(self.is_light());
+        // The window began at a clock read the kernel never saw, so the
+        // thread's clamped clock (`ThreadState::now`) may read earlier on
+        // a core whose TSC lags a few cycles: never before it.
+        let t = t.max(self.window_t);
         self.phase = Phase::Idle;
         let (calls, open) = (self.calls, self.open);
         self.open = false;
@@ -735,6 +739,21 @@ mod tests {
         assert_eq!(e.inclusive, 40);
         assert_eq!((p.aborted, p.windows, p.surplus), (1, 0, 0));
         assert!(!p.is_light());
+    }
+
+    #[test]
+    fn a_clock_read_before_the_window_began_ends_it_at_its_start() {
+        let mut p = Probe::new();
+        let (mut t, mut last) = (1_000u64, 0u64);
+        while let Enter::Full(_) = p.on_enter(C7, t, last, COST, || Some(5)) {
+            p.leaf_exit(7, t + 60, 40, COST.whole);
+            last = t + 60;
+            t += 160;
+        }
+        // A core whose TSC lags: the end reads before the window's start.
+        let e = p.end_light(t - 3).expect("not forced");
+        assert_eq!((e.start, e.calls, e.open), (t, 1, true));
+        assert_eq!(e.inclusive, 0, "no room in a window of no length");
     }
 
     #[test]

@@ -303,6 +303,7 @@ impl ThreadState {
         let Some(e) = self.probe.end_light(t) else {
             return; // a forced window (calibration): nothing to keep
         };
+        let t = t.max(e.start); // as the probe took it
         let enter = Cost {
             whole: e.light / 2,
             inside: 0,
