@@ -35,6 +35,7 @@ pub mod ids;
 pub mod monitor;
 pub mod mutex;
 pub mod names;
+mod online;
 pub mod probe;
 pub mod queue;
 pub mod region;

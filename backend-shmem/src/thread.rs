@@ -17,7 +17,7 @@ use heisen_core::{Cost, Dependency, Exchange, Exited, KernelError, Merged, Snaps
 
 use crate::current;
 use crate::monitor::{self, Slot};
-use crate::probe::{self, Path, Probe};
+use crate::probe::Probe;
 use crate::runtime::{ActionId, Runtime, runtime};
 use crate::stack;
 pub use crate::stack::with_stack_room;
@@ -55,7 +55,7 @@ impl KernelErrors {
         self.abandoned += other.abandoned;
     }
 
-    fn count(&mut self, e: KernelError) {
+    pub(crate) fn count(&mut self, e: KernelError) {
         match e {
             KernelError::ExitMismatch { .. } => self.exit_mismatch += 1,
             KernelError::ExitWithoutEnter { .. } => self.exit_without_enter += 1,
@@ -72,7 +72,7 @@ impl KernelErrors {
 /// The kernel state of one thread and what its report needs.
 #[derive(Debug)]
 pub struct ThreadState {
-    rt: &'static Runtime,
+    pub(crate) rt: &'static Runtime,
     /// The location's kernel (R1–R9).
     pub(crate) kernel: Kernel,
     /// Its bounded statistics (R12).
@@ -102,13 +102,13 @@ pub struct ThreadState {
     /// Measured time from which a region enter or exit publishes again;
     /// `u64::MAX` without a monitor. The hot paths compare their clock
     /// read with it alone.
-    publish_at: u64,
+    pub(crate) publish_at: u64,
     /// The online costing of the region pair called hottest (R1, measured
     /// directly; `probe`).
     pub(crate) probe: Probe,
     /// Whether online costing is on (`Config::online`), kept here so that
     /// the hot path reads one byte of the state.
-    online: bool,
+    pub(crate) online: bool,
 }
 
 /// The empty statistics every thread starts from, copied into its state
@@ -224,7 +224,7 @@ impl ThreadState {
 
     /// Records what an exit at `t` gave (R2, R12), counts a refusal.
     #[inline(always)]
-    fn exited(
+    pub(crate) fn exited(
         &mut self,
         t: u64,
         exited: Result<Option<Exited>, KernelError>,
@@ -277,144 +277,6 @@ impl ThreadState {
         let t = self.now();
         let exited = self.kernel.on_exit(region, t);
         self.exited(t, exited)
-    }
-
-    // ----- online costing of a hot region pair (R1; `probe`) ----------------
-
-    /// Ends a light window, if one is under way: every action but the
-    /// probed region's own enter and exit does this first, so that it sees
-    /// the kernel as if every call had been measured (`probe`).
-    #[inline(always)]
-    pub fn settle(&mut self) {
-        if self.probe.is_light() {
-            self.end_light();
-        }
-    }
-
-    /// Puts the calls of the light window that ends now into the kernel:
-    /// spread evenly over the window, each as long as the region's mean
-    /// compensated inclusive time, charged the light pair (R1, R2); the
-    /// time this takes is measured and charged (R1: a cost measured
-    /// directly adds its length).
-    #[cold]
-    #[inline(never)]
-    fn end_light(&mut self) {
-        let t = self.now();
-        let Some(e) = self.probe.end_light(t) else {
-            return; // a forced window (calibration): nothing to keep
-        };
-        let t = t.max(e.start); // as the probe took it
-        let enter = Cost {
-            whole: e.light / 2,
-            inside: 0,
-        };
-        let exit = Cost {
-            whole: e.light - enter.whole,
-            inside: 0,
-        };
-        let calls = u64::from(e.calls);
-        let spacing = (t - e.start) / calls.max(1);
-        let mut last = e.start;
-        for j in 0..calls {
-            let at = e.start + j * spacing;
-            if let Err(err) = self.kernel.on_enter_costing(e.region, e.site, at, enter) {
-                self.errors.count(err);
-            }
-            if e.open && j + 1 == calls {
-                break; // its exit is still to come, measured
-            }
-            last = at + e.inclusive;
-            match self.kernel.on_exit_costing(e.region, last, exit) {
-                Ok(Some(x)) => self.stats.record_exit(&x),
-                Ok(None) => {}
-                Err(err) => self.errors.count(err),
-            }
-        }
-        self.probe.replayed(last);
-        // R1: the replay's own time, measured directly.
-        let done = self.rt.now().max(t);
-        self.kernel.on_overhead(done - t);
-    }
-
-    /// Enters region `region` from `site` by the code path `path`, charging
-    /// `cost` (R1, R2) — or, for a region the thread calls hottest, what
-    /// the pair costs in this program once measured (`probe`).
-    #[inline(always)]
-    pub fn enter_probed(&mut self, region: u32, site: u32, mut cost: Cost, path: Path) {
-        if self.probe.is_light() {
-            if self.probe.light_enter(region, site) {
-                return;
-            }
-            self.end_light();
-        }
-        let t = self.now();
-        if self.online {
-            let rt = self.rt;
-            // The calibration's own region runs the bookkeeping (so that
-            // its cost is calibrated) but never a window.
-            let light = || {
-                (region != crate::calibrate::SCRATCH_REGION)
-                    .then(|| rt.light_pair(path))
-                    .flatten()
-            };
-            let last = self.kernel.last_measured();
-            let call = probe::Call { region, site, path };
-            match self.probe.on_enter(call, t, last, cost, light) {
-                probe::Enter::Light => return,
-                probe::Enter::Full(c) => cost = c,
-            }
-        }
-        if let Err(e) = self.kernel.on_enter_costing(region, site, t, cost) {
-            self.errors.count(e);
-        }
-        if t >= self.publish_at {
-            self.publish();
-        }
-    }
-
-    /// Exits region `region` charging `cost` (R1, R2; `probe` as
-    /// [`Self::enter_probed`]); a refused exit is counted and returned.
-    #[inline(always)]
-    pub fn exit_probed(&mut self, region: u32, cost: Cost) -> Result<(), KernelError> {
-        if self.probe.is_light() {
-            if self.probe.light_exit(region) {
-                return Ok(());
-            }
-            self.end_light();
-        }
-        let t = self.now();
-        let exited = self.kernel.on_exit_costing(region, t, cost);
-        self.probe.on_exit(region, t, &exited, cost.whole);
-        self.exited(t, exited)
-    }
-
-    /// [`Self::enter_probed`] by the Rust API, charging the runtime's
-    /// calibrated enter.
-    #[inline]
-    pub fn enter_rust(&mut self, region: u32, site: u32) {
-        let cost = self.kernel.calibration().enter;
-        self.enter_probed(region, site, cost, Path::Rust);
-    }
-
-    /// [`Self::exit_probed`] by the Rust API, charging the runtime's
-    /// calibrated exit.
-    #[inline]
-    pub fn exit_rust(&mut self, region: u32) -> Result<(), KernelError> {
-        let cost = self.kernel.calibration().exit;
-        self.exit_probed(region, cost)
-    }
-
-    /// Forces a light window on `region` by `path` until the next
-    /// settling action, its calls dropped: the start-up calibration of the
-    /// light pair (`calibrate::region_pair`).
-    pub fn force_light(&mut self, region: u32, path: Path) {
-        self.settle();
-        self.probe.force_light(region, 0, path);
-    }
-
-    /// The online costing's figures for the report.
-    pub fn probe(&self) -> &Probe {
-        &self.probe
     }
 
     /// A release now — unlock, enqueue, notify, spawn, send: the record it
@@ -797,7 +659,7 @@ impl ThreadState {
     /// this only when their clock read reaches it).
     #[cold]
     #[inline(never)]
-    fn publish(&mut self) {
+    pub(crate) fn publish(&mut self) {
         if let Some(slot) = &self.monitor {
             let time = self.kernel.last_measured();
             let path = self.kernel.snapshot();
