@@ -1,0 +1,148 @@
+//! The thread's side of online costing (R1 measured directly; `probe`):
+//! the probed region paths, which keep a light window going or end it,
+//! and the end of a light window, which puts its calls into the kernel.
+//! Every other action ends a light window first (`ThreadState::settle`,
+//! called by `with_current` and `with_current_inline`).
+
+use heisen_core::{Cost, KernelError};
+
+use crate::probe::{self, Path, Probe};
+use crate::thread::ThreadState;
+
+impl ThreadState {
+    /// Ends a light window, if one is under way: every action but the
+    /// probed region's own enter and exit does this first, so that it sees
+    /// the kernel as if every call had been measured (`probe`).
+    #[inline(always)]
+    pub fn settle(&mut self) {
+        if self.probe.is_light() {
+            self.end_light();
+        }
+    }
+
+    /// Puts the calls of the light window that ends now into the kernel:
+    /// spread evenly over the window, each as long as the region's mean
+    /// compensated inclusive time, charged the light pair (R1, R2); the
+    /// time this takes is measured and charged (R1: a cost measured
+    /// directly adds its length).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn end_light(&mut self) {
+        let t = self.now();
+        let Some(e) = self.probe.end_light(t) else {
+            return; // a forced window (calibration): nothing to keep
+        };
+        let t = t.max(e.start); // as the probe took it
+        let enter = Cost {
+            whole: e.light / 2,
+            inside: 0,
+        };
+        let exit = Cost {
+            whole: e.light - enter.whole,
+            inside: 0,
+        };
+        let calls = u64::from(e.calls);
+        let spacing = (t - e.start) / calls.max(1);
+        let mut last = e.start;
+        for j in 0..calls {
+            let at = e.start + j * spacing;
+            if let Err(err) = self.kernel.on_enter_costing(e.region, e.site, at, enter) {
+                self.errors.count(err);
+            }
+            if e.open && j + 1 == calls {
+                break; // its exit is still to come, measured
+            }
+            last = at + e.inclusive;
+            match self.kernel.on_exit_costing(e.region, last, exit) {
+                Ok(Some(x)) => self.stats.record_exit(&x),
+                Ok(None) => {}
+                Err(err) => self.errors.count(err),
+            }
+        }
+        self.probe.replayed(last);
+        // R1: the replay's own time, measured directly.
+        let done = self.rt.now().max(t);
+        self.kernel.on_overhead(done - t);
+    }
+
+    /// Enters region `region` from `site` by the code path `path`, charging
+    /// `cost` (R1, R2) — or, for a region the thread calls hottest, what
+    /// the pair costs in this program once measured (`probe`).
+    #[inline(always)]
+    pub fn enter_probed(&mut self, region: u32, site: u32, mut cost: Cost, path: Path) {
+        if self.probe.is_light() {
+            if self.probe.light_enter(region, site) {
+                return;
+            }
+            self.end_light();
+        }
+        let t = self.now();
+        if self.online {
+            let rt = self.rt;
+            // The calibration's own region runs the bookkeeping (so that
+            // its cost is calibrated) but never a window.
+            let light = || {
+                (region != crate::calibrate::SCRATCH_REGION)
+                    .then(|| rt.light_pair(path))
+                    .flatten()
+            };
+            let last = self.kernel.last_measured();
+            let call = probe::Call { region, site, path };
+            match self.probe.on_enter(call, t, last, cost, light) {
+                probe::Enter::Light => return,
+                probe::Enter::Full(c) => cost = c,
+            }
+        }
+        if let Err(e) = self.kernel.on_enter_costing(region, site, t, cost) {
+            self.errors.count(e);
+        }
+        if t >= self.publish_at {
+            self.publish();
+        }
+    }
+
+    /// Exits region `region` charging `cost` (R1, R2; `probe` as
+    /// [`Self::enter_probed`]); a refused exit is counted and returned.
+    #[inline(always)]
+    pub fn exit_probed(&mut self, region: u32, cost: Cost) -> Result<(), KernelError> {
+        if self.probe.is_light() {
+            if self.probe.light_exit(region) {
+                return Ok(());
+            }
+            self.end_light();
+        }
+        let t = self.now();
+        let exited = self.kernel.on_exit_costing(region, t, cost);
+        self.probe.on_exit(region, t, &exited, cost.whole);
+        self.exited(t, exited)
+    }
+
+    /// [`Self::enter_probed`] by the Rust API, charging the runtime's
+    /// calibrated enter.
+    #[inline]
+    pub fn enter_rust(&mut self, region: u32, site: u32) {
+        let cost = self.kernel.calibration().enter;
+        self.enter_probed(region, site, cost, Path::Rust);
+    }
+
+    /// [`Self::exit_probed`] by the Rust API, charging the runtime's
+    /// calibrated exit.
+    #[inline]
+    pub fn exit_rust(&mut self, region: u32) -> Result<(), KernelError> {
+        let cost = self.kernel.calibration().exit;
+        self.exit_probed(region, cost)
+    }
+
+    /// Forces a light window on `region` by `path` until the next
+    /// settling action, its calls dropped: the start-up calibration of the
+    /// light pair (`calibrate::region_pair`).
+    pub fn force_light(&mut self, region: u32, path: Path) {
+        self.settle();
+        self.probe.force_light(region, 0, path);
+    }
+
+    /// The online costing's figures for the report.
+    pub fn probe(&self) -> &Probe {
+        &self.probe
+    }
+}
