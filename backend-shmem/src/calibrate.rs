@@ -183,8 +183,9 @@ pub fn ns(cost: f64) -> u64 {
 /// time of the empty region timed back to back (the enter's work after
 /// its clock read plus the exit's before its own). Each is split evenly
 /// between the enter and the exit; rounding keeps the pair's sum to the
-/// nearest ns. `what` names the path in the report's
-/// `runtime.calibration`.
+/// nearest ns. `path` names the pair in the report's
+/// `runtime.calibration`. With online costing the same pair's light form
+/// is timed too (in situ as well: `light`).
 pub fn region_pair(rt: &'static Runtime, path: Path, mut pair: impl FnMut()) -> RegionPair {
     let what = path.name();
     let (back_to_back, (in_situ, by_size), inside) = thread::calibrating(rt, || {
@@ -211,15 +212,20 @@ pub fn region_pair(rt: &'static Runtime, path: Path, mut pair: impl FnMut()) -> 
         whole: whole - enter.whole,
         inside: inside_ns - enter.inside,
     };
-    // The same pair as the calls of a light window make it (online
-    // costing, `probe`): no clock read, nothing kept.
-    let light = thread::calibrating(rt, || {
-        thread::with_current(|s| s.force_light(SCRATCH_REGION, path));
-        let back_to_back = per_call(rt, &mut pair);
-        let (light, _) = in_situ_cost(rt, "light", back_to_back, &mut pair, || {});
-        thread::with_current(|s| s.settle());
-        light
-    });
+    // R1, online costing (`probe`): the same pair as the calls of a
+    // light window make it, no clock read and nothing kept. The forced
+    // window ends (its calls dropped) when `calibrating` drops the scratch
+    // state.
+    let light = if rt.config().online {
+        thread::calibrating(rt, || {
+            thread::with_current(|s| s.force_light(SCRATCH_REGION, path));
+            let back_to_back = per_call(rt, &mut pair);
+            let light_what = format!("{what} light");
+            in_situ_cost(rt, &light_what, back_to_back, &mut pair, || {}).0
+        })
+    } else {
+        0.0
+    };
     note_in_situ(
         rt,
         what,

@@ -51,7 +51,7 @@ pub mod thread;
 pub use config::Config;
 pub use region::{Region, RegionGuard, in_region, region};
 pub use runtime::{ActionId, AlreadyRunning, Runtime, runtime};
-pub use thread::{ThreadState, with_current, with_current_inline, with_current_region};
+pub use thread::{ThreadState, with_current, with_current_inline};
 
 pub use barrier::{Barrier, BarrierWaitResult};
 pub use condvar::{Condvar, WaitTimeoutResult};

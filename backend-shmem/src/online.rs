@@ -16,7 +16,7 @@ impl ThreadState {
     #[inline(always)]
     pub fn settle(&mut self) {
         if self.probe.is_light() {
-            self.end_light();
+            self.end_light(None);
         }
     }
 
@@ -27,9 +27,10 @@ impl ThreadState {
     /// directly adds its length).
     #[cold]
     #[inline(never)]
-    pub(crate) fn end_light(&mut self) {
+    pub(crate) fn end_light(&mut self, next: Option<(u32, u32)>) {
         let t = self.now();
-        let Some(e) = self.probe.end_light(t) else {
+        let next = next.map(|(region, site)| probe::key(region, site));
+        let Some(e) = self.probe.end_light(t, next) else {
             return; // a forced window (calibration): nothing to keep
         };
         let t = t.max(e.start); // as the probe took it
@@ -74,7 +75,7 @@ impl ThreadState {
             if self.probe.light_enter(region, site) {
                 return;
             }
-            self.end_light();
+            self.end_light(Some((region, site)));
         }
         let t = self.now();
         if self.online {
@@ -109,11 +110,13 @@ impl ThreadState {
             if self.probe.light_exit(region) {
                 return Ok(());
             }
-            self.end_light();
+            self.end_light(None);
         }
         let t = self.now();
         let exited = self.kernel.on_exit_costing(region, t, cost);
-        self.probe.on_exit(region, t, &exited, cost.whole);
+        if self.online {
+            self.probe.on_exit(region, t, &exited, cost.whole);
+        }
         self.exited(t, exited)
     }
 

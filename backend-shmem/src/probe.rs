@@ -7,8 +7,9 @@
 //! it: a clock read (`rdtsc`) waits for the instructions in flight, so a
 //! pair around a latency-bound chain of floating-point work costs that
 //! program far more than it costs the generic work (the "cache effects"
-//! DESIGN §5 leaves unmodelled; docs/fidelity.md measures 82 ns a pair
-//! for two bare `rdtsc` around such a chain against 7 ns without them).
+//! DESIGN §5 leaves unmodelled; docs/fidelity.md measures +85 ns a call
+//! for a hook with two bare `rdtsc` around such a chain against +11 ns for
+//! the same hook without them, `ffi/examples/clock_drain.c`).
 //!
 //! So the thread measures it where it happens. When a region is entered
 //! and left as a leaf many times in a row, with nothing else measured in
@@ -24,8 +25,9 @@
 //!
 //! with the light pair's own small cost timed at start-up (in situ, as
 //! the full pair is; it reads no clock, so it disturbs little around it).
-//! The mean over window pairs (a preempted or interrupted window left
-//! out, [`OUTLIER`]) is charged for every later full call of that region
+//! The mean over window pairs (a pair far from the recent median left
+//! out: a preemption or a long interrupt, [`OUTLIER`]; from the
+//! [`MIN_SAMPLES`]th pair on) is charged for every later full call of that region
 //! (its surplus over the start-up figure goes to the enter's part outside
 //! the region, as the in-situ surplus does). A light window's calls are put
 //! into the kernel when it ends, one enter and exit each at times spread
@@ -36,9 +38,11 @@
 //! (`ThreadState::settle`), so every other event sees the kernel as if
 //! every call had been measured.
 //!
-//! After the first [`SAMPLES`] window pairs one light window follows every
-//! [`LIGHT_EVERY`] full ones, so about 6 % of the calls of a hot region
-//! are light. This type is the state machine alone: it reads no clock.
+//! During the first [`SAMPLES`] window pairs every full window is followed
+//! by a light one; after them one light window follows every
+//! [`LIGHT_EVERY`] full ones. So in the long run about 6 % of a hot
+//! region's calls are light; a loop of 20,000 calls has about 10 %, one
+//! of 2,000 about 40 %. This type is the state machine alone: it reads no clock.
 
 use heisen_core::{Cost, Exited, KernelError};
 
@@ -53,8 +57,9 @@ pub const WARMUP: u32 = 256;
 pub const SAMPLES: usize = 31;
 
 /// How far a window pair's difference may lie from the recent median
-/// beyond twice the median itself, ns: more is a preemption or an
-/// interrupt in one of the windows, left out of the mean.
+/// beyond twice the median itself, ns: more is a preemption or a long
+/// interrupt in one of the windows, left out of the mean (ordinary
+/// interrupts of a few µs stay in: the program pays them too).
 pub const OUTLIER: i64 = 10_000;
 
 /// Window pairs needed before the figure is charged.
@@ -148,7 +153,8 @@ pub struct Ended {
     /// The light pair's cost to charge each call, ns.
     pub light: u64,
     /// Each call's measured inclusive time to replay: the region's mean
-    /// compensated inclusive time (the light calls charge nothing inside).
+    /// compensated inclusive time (the light calls charge nothing inside),
+    /// at most the window's length per call.
     pub inclusive: u64,
 }
 
@@ -185,12 +191,15 @@ pub struct Probe {
     full_minus_light: Mean,
     /// Charged above the start-up cost per pair (0 until learned).
     surplus: i64,
-    learned: [(u64, i64); LEARNED],
+    learned: [(u64, Path, i64); LEARNED],
     learned_next: usize,
     /// Whether anything was learned (else a switch looks nothing up).
     learned_any: bool,
     /// Whether the probed region's statistics are another region's still.
     fresh: bool,
+    /// Whether the last window ended inside a light call, whose enter was
+    /// replayed (its exit is then no measurement).
+    replayed_open: bool,
     /// Calls made light.
     pub light_calls: u64,
     /// Window pairs compared.
@@ -205,7 +214,7 @@ const NONE: u32 = u32::MAX;
 
 /// A region and call site as one word.
 #[inline(always)]
-const fn key(region: u32, site: u32) -> u64 {
+pub(crate) const fn key(region: u32, site: u32) -> u64 {
     ((site as u64) << 32) | region as u64
 }
 
@@ -244,10 +253,11 @@ impl Probe {
             fulls_since_light: 0,
             full_minus_light: Mean::new(),
             surplus: 0,
-            learned: [(key(NONE, 0), 0); LEARNED],
+            learned: [(key(NONE, 0), Path::Rust, 0); LEARNED],
             learned_next: 0,
             learned_any: false,
             fresh: true,
+            replayed_open: false,
             light_calls: 0,
             windows: 0,
             aborted: 0,
@@ -265,7 +275,13 @@ impl Probe {
     /// it is one of the window's light calls (nothing else to do).
     #[inline(always)]
     pub fn light_enter(&mut self, region: u32, site: u32) -> bool {
-        if key(region, site) == self.key && !self.open && self.calls < self.limit {
+        // The phase again: a signal handler may have ended the window
+        // since the caller looked (`thread::light`).
+        if self.phase == Phase::Light
+            && key(region, site) == self.key
+            && !self.open
+            && self.calls < self.limit
+        {
             self.open = true;
             self.calls += 1;
             return true;
@@ -277,7 +293,7 @@ impl Probe {
     /// the window's open light call.
     #[inline(always)]
     pub fn light_exit(&mut self, region: u32) -> bool {
-        if region == self.key as u32 && self.open {
+        if self.phase == Phase::Light && region == self.key as u32 && self.open {
             self.open = false;
             return true;
         }
@@ -343,8 +359,8 @@ impl Probe {
         self.full_window = t - self.window_t;
         self.enter_whole = cost.whole;
         self.fulls_since_light += 1;
-        let due = (self.full_minus_light.samples as usize) < SAMPLES
-            || self.fulls_since_light >= LIGHT_EVERY;
+        let due =
+            self.full_minus_light.samples < SAMPLES as u64 || self.fulls_since_light >= LIGHT_EVERY;
         if due && self.inclusive_n > 0 {
             self.fulls_since_light = 0;
             self.start_light(t, light);
@@ -377,7 +393,9 @@ impl Probe {
         self.light = light;
     }
 
-    /// `cost` with the learned surplus, if any, on its outside part.
+    /// `cost` with the learned surplus, if any, on its outside part (R1:
+    /// the program's code slowed down around the pair lies in the parent's
+    /// interval, as the in-situ surplus does).
     #[inline(always)]
     fn charge(&self, cost: Cost) -> Cost {
         Cost {
@@ -386,9 +404,8 @@ impl Probe {
         }
     }
 
-    /// A full exit of `region` at clock read `t` (the kernel's last
-    /// measured time `last` before it), with what the kernel made of it,
-    /// charging the start-up whole cost `whole`.
+    /// A full exit of `region` at clock read `t`, with what the kernel made
+    /// of it, charging the start-up whole cost `whole`.
     #[inline(always)]
     pub fn on_exit(
         &mut self,
@@ -398,7 +415,8 @@ impl Probe {
         whole: u64,
     ) {
         match exited {
-            // A leaf: no child measured inside it.
+            // A leaf: no child measured inside it (R2: its exclusive time
+            // is its inclusive time).
             Ok(Some(e)) if !e.folded && e.measured_inclusive == e.measured_exclusive => {
                 self.leaf_exit(region, t, e.inclusive, whole);
             }
@@ -410,7 +428,12 @@ impl Probe {
     /// time `inclusive`.
     #[inline(always)]
     fn leaf_exit(&mut self, region: u32, t: u64, inclusive: i64, whole: u64) {
-        if region == self.key as u32 {
+        if self.replayed_open {
+            // Its enter was a light call's, replayed at an estimated time:
+            // not a measurement of the region.
+            self.replayed_open = false;
+            self.exit_t = u64::MAX;
+        } else if region == self.key as u32 {
             self.exit_t = t;
             self.exit_whole = whole;
             self.inclusive_sum = self.inclusive_sum.wrapping_add(inclusive);
@@ -420,10 +443,13 @@ impl Probe {
         }
     }
 
-    /// Ends the light window at clock read `t`: learns from it when it
-    /// ran its whole length, and returns what to put into the kernel
-    /// (`None` for a forced window, whose calls are dropped).
-    pub fn end_light(&mut self, t: u64) -> Option<Ended> {
+    /// Ends the light window at clock read `t`, read by the action that
+    /// ends it: the enter of region and site `next` (`key`), or another
+    /// action (`None`). Learns from it only when it ran its whole length
+    /// and the probed region's next call ended it (else its length holds
+    /// code after the loop); returns what to put into the kernel (`None`
+    /// for a forced window, whose calls are dropped).
+    pub fn end_light(&mut self, t: u64, next: Option<u64>) -> Option<Ended> {
         debug_assert!(self.is_light());
         // The window began at a clock read the kernel never saw, so the
         // thread's clamped clock (`ThreadState::now`) may read earlier on
@@ -439,12 +465,13 @@ impl Probe {
             return None;
         }
         self.light_calls += u64::from(calls);
-        if calls == WINDOW && !open {
+        if calls == WINDOW && !open && next == Some(self.key) {
             self.learn(t - self.window_t);
         } else {
             self.aborted += 1;
             self.streak = 0;
         }
+        self.replayed_open = open;
         let mean = self.inclusive_sum / self.inclusive_n.max(1) as i64;
         let spacing = (t - self.window_t) / u64::from(calls.max(1));
         Some(Ended {
@@ -464,6 +491,13 @@ impl Probe {
         self.exit_t = t;
     }
 
+    /// Another action of the thread (one that may charge overhead without
+    /// reading the clock, R1): the streak does not go on over it.
+    #[inline(always)]
+    pub fn interrupt(&mut self) {
+        self.exit_t = u64::MAX;
+    }
+
     /// Forces a light window on (`region`, `site`, `path`) with no limit
     /// and no replay: the start-up calibration of the light pair itself.
     pub fn force_light(&mut self, region: u32, site: u32, path: Path) {
@@ -478,10 +512,11 @@ impl Probe {
     /// Learns from a window pair whose light window was `light_window`
     /// ns long.
     fn learn(&mut self, light_window: u64) {
+        // R1: a cost measured directly (here, in the running program).
         self.full_minus_light
             .add(self.full_window as i64 - light_window as i64);
         self.windows += 1;
-        if self.full_minus_light.samples >= MIN_SAMPLES
+        if self.full_minus_light.samples >= u64::from(MIN_SAMPLES)
             && let Some(mean) = self.full_minus_light.mean()
         {
             // The full pair in this program, less what the start-up
@@ -494,13 +529,13 @@ impl Probe {
     }
 
     fn remember(&mut self, surplus: i64) {
-        let key = self.key;
-        if let Some(e) = self.learned.iter_mut().find(|e| e.0 == key) {
-            e.1 = surplus;
+        let (key, path) = (self.key, self.path);
+        if let Some(e) = self.learned.iter_mut().find(|e| e.0 == key && e.1 == path) {
+            e.2 = surplus;
             return;
         }
         self.learned_any = true;
-        self.learned[self.learned_next] = (key, surplus);
+        self.learned[self.learned_next] = (key, path, surplus);
         self.learned_next = (self.learned_next + 1) % LEARNED;
     }
 
@@ -513,7 +548,10 @@ impl Probe {
         self.key = k;
         self.path = path;
         self.surplus = if self.learned_any {
-            self.learned.iter().find(|e| e.0 == k).map_or(0, |e| e.1)
+            self.learned
+                .iter()
+                .find(|e| e.0 == k && e.1 == path)
+                .map_or(0, |e| e.2)
         } else {
             0
         };
@@ -543,7 +581,7 @@ impl Probe {
         self.learned
             .iter()
             .filter(|e| e.0 as u32 != NONE)
-            .map(|&(k, surplus)| (k as u32, (k >> 32) as u32, surplus))
+            .map(|&(k, _, surplus)| (k as u32, (k >> 32) as u32, surplus))
     }
 }
 
@@ -553,12 +591,13 @@ impl Probe {
 /// The mean, not the median: what the pairs add to the run is their mean
 /// cost, and window lengths are skewed (a full window's mean is several ns
 /// a call above its median here). Only a difference far from the recent
-/// median is left out: a window the thread was preempted in, or one an
-/// interrupt took, which are no cost of the pair.
+/// median is left out ([`OUTLIER`]): a window the thread was preempted in,
+/// or one a long interrupt took, which are no cost of the pair; and none
+/// is kept before the [`MIN_SAMPLES`]th, when the median cannot tell.
 #[derive(Clone, Copy, Debug)]
 struct Mean {
     recent: [i64; SAMPLES],
-    samples: u32,
+    samples: u64,
     sum: i64,
     kept: u64,
 }
@@ -574,13 +613,19 @@ impl Mean {
     }
 
     fn add(&mut self, diff: i64) {
-        self.recent[self.samples as usize % SAMPLES] = diff;
+        self.recent[(self.samples % SAMPLES as u64) as usize] = diff;
         self.samples += 1;
+        if self.samples < u64::from(MIN_SAMPLES) {
+            // Too few for a median that tells an outlier: a window
+            // preempted among the first would stay in the mean for good.
+            return;
+        }
         let n = (self.samples as usize).min(SAMPLES);
         let mut recent = self.recent;
         let recent = &mut recent[..n];
         recent.sort_unstable();
         let median = recent[n / 2];
+        // R1: only the pairs' own cost is charged.
         if (diff - median).abs() <= 2 * median.abs() + OUTLIER {
             self.sum = self.sum.saturating_add(diff);
             self.kept += 1;
@@ -622,7 +667,7 @@ mod tests {
                     assert!(p.light_exit(7));
                     continue;
                 }
-                let e = p.end_light(t).expect("not forced");
+                let e = p.end_light(t, Some(key(7, 0))).expect("not forced");
                 let spacing = (t - e.start) / u64::from(e.calls);
                 for j in 0..u64::from(e.calls) {
                     let enter = e.start + j * spacing;
@@ -734,11 +779,59 @@ mod tests {
         // else happens.
         assert!(p.light_exit(7));
         assert!(p.light_enter(7, 0));
-        let e = p.end_light(t + 500).expect("not forced");
+        let e = p.end_light(t + 500, None).expect("not forced");
         assert_eq!((e.calls, e.open, e.start), (2, true, t));
         assert_eq!(e.inclusive, 40);
         assert_eq!((p.aborted, p.windows, p.surplus), (1, 0, 0));
         assert!(!p.is_light());
+    }
+
+    #[test]
+    fn the_first_light_call_is_first_light() {
+        // Calls 0 to FIRST_LIGHT − 1 measured; call FIRST_LIGHT light.
+        assert!(!drive(FIRST_LIGHT, 160, 50, 60).0.is_light());
+        assert!(drive(FIRST_LIGHT + 1, 160, 50, 60).0.is_light());
+    }
+
+    #[test]
+    fn a_preempted_window_is_left_out_of_the_mean_even_among_the_first() {
+        let mut m = Mean::new();
+        m.add(3_520);
+        m.add(1_003_520); // the second pair: a window preempted for 1 ms
+        for _ in 0..30 {
+            m.add(3_520);
+        }
+        m.add(-2_000_000); // and one much later
+        m.add(3_520);
+        assert_eq!(m.mean(), Some(3_520));
+        // Ordinary spread stays in: the mean, not the median.
+        let mut m = Mean::new();
+        for i in 0..40 {
+            m.add(if i % 4 == 0 { 4_000 } else { 3_400 });
+        }
+        let mean = m.mean().expect("kept");
+        assert!((3_500..=3_600).contains(&mean), "{mean}");
+    }
+
+    #[test]
+    fn a_whole_light_window_ended_by_another_action_is_not_learned() {
+        for next in [None, Some(key(8, 0))] {
+            let mut p = Probe::new();
+            let (mut t, mut last) = (1_000u64, 0u64);
+            while let Enter::Full(_) = p.on_enter(C7, t, last, COST, || Some(5)) {
+                p.leaf_exit(7, t + 60, 40, COST.whole);
+                last = t + 60;
+                t += 160;
+            }
+            assert!(p.light_exit(7));
+            for _ in 1..WINDOW {
+                assert!(p.light_enter(7, 0) && p.light_exit(7));
+            }
+            // The loop is over: the next action is not the region's call.
+            let e = p.end_light(t + 10_000, next).expect("not forced");
+            assert_eq!((e.calls, e.open), (WINDOW, false));
+            assert_eq!((p.windows, p.aborted), (0, 1), "{next:?}");
+        }
     }
 
     #[test]
@@ -751,7 +844,7 @@ mod tests {
             t += 160;
         }
         // A core whose TSC lags: the end reads before the window's start.
-        let e = p.end_light(t - 3).expect("not forced");
+        let e = p.end_light(t - 3, None).expect("not forced");
         assert_eq!((e.start, e.calls, e.open), (t, 1, true));
         assert_eq!(e.inclusive, 0, "no room in a window of no length");
     }
@@ -765,7 +858,7 @@ mod tests {
             assert!(p.light_exit(9));
         }
         assert!(!p.light_enter(8, 0));
-        assert_eq!(p.end_light(5), None);
+        assert_eq!(p.end_light(5, None), None);
         assert_eq!(p.light_calls, 0);
         assert!(!p.is_light());
     }

@@ -109,7 +109,7 @@ pub struct PairCalibration {
     /// The part of it inside the region, ns (for a lock pair: the part
     /// after the actions' clock reads).
     pub inside: u64,
-    /// The same path's light pair timed back to back, ns: what a call of
+    /// The same path's light pair timed in situ, ns: what a call of
     /// a light window costs (online costing, `probe`); 0 for a lock pair.
     #[serde(default)]
     pub light: u64,

@@ -383,8 +383,9 @@ pub struct Runtime {
     builtin: OnceLock<Builtin>,
     calibration: Mutex<Calibration>,
     epoch: AtomicU64,
-    /// The light pair of each probed path, ns (`probe`); `u64::MAX` until
-    /// calibrated, or always without online costing.
+    /// The light pair of each probed path, ns (R1, online costing:
+    /// `probe`); `u64::MAX` until calibrated, or always without online
+    /// costing.
     light: [AtomicU64; crate::probe::PATHS],
     registry: Registry,
     /// How registry indices become location ids (an MPI backend sets

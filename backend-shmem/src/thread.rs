@@ -17,7 +17,7 @@ use heisen_core::{Cost, Dependency, Exchange, Exited, KernelError, Merged, Snaps
 
 use crate::current;
 use crate::monitor::{self, Slot};
-use crate::probe::Probe;
+use crate::probe::{Path, Probe};
 use crate::runtime::{ActionId, Runtime, runtime};
 use crate::stack;
 pub use crate::stack::with_stack_room;
@@ -256,7 +256,7 @@ impl ThreadState {
             if self.probe.light_exit(region) {
                 return Ok(());
             }
-            self.end_light();
+            self.end_light(None);
         }
         let t = self.now();
         let (stats, errors) = (&mut self.stats, &mut self.errors);
@@ -266,7 +266,9 @@ impl ThreadState {
                 errors.unwound += 1;
                 stats.record_exit(&skipped);
             });
-        self.probe.on_exit(region, t, &exited, cost.whole);
+        if self.online {
+            self.probe.on_exit(region, t, &exited, cost.whole);
+        }
         self.exited(t, exited)
     }
 
@@ -823,8 +825,11 @@ pub fn with_current<R>(f: impl FnOnce(&mut ThreadState) -> R) -> Option<R> {
 #[inline(always)]
 pub fn with_current_inline<R>(f: impl FnOnce(&mut ThreadState) -> R) -> Option<R> {
     with_state(|s| {
-        // Any action ends a light window first (`probe`).
+        // Any action ends a light window first, and the streak of leaf
+        // calls does not go on over it (`probe`; R1, R2: the kernel sees
+        // every event in order).
         s.settle();
+        s.probe.interrupt();
         f(s)
     })
 }
@@ -834,8 +839,31 @@ pub fn with_current_inline<R>(f: impl FnOnce(&mut ThreadState) -> R) -> Option<R
 /// which end a light window themselves unless the call is one of its own.
 /// Nothing else may use it.
 #[inline(always)]
-pub fn with_current_region<R>(f: impl FnOnce(&mut ThreadState) -> R) -> Option<R> {
+pub(crate) fn with_current_region<R>(f: impl FnOnce(&mut ThreadState) -> R) -> Option<R> {
     with_state(f)
+}
+
+/// Enters region `region` from `site` by the probed path `path` on this
+/// thread, charging `cost` (`ThreadState::enter_probed`); `None` when the
+/// thread is not measured. For another crate's hot path (the C API, the
+/// compiler hooks): the one way in that keeps a light window going.
+#[inline(always)]
+pub fn enter_region(region: u32, site: u32, cost: Cost, path: Path) -> Option<()> {
+    with_current_region(|s| s.enter_probed(region, site, cost, path))
+}
+
+/// Exits region `region` on this thread, charging `cost`
+/// (`ThreadState::exit_probed`); `None` when the thread is not measured.
+#[inline(always)]
+pub fn exit_region(region: u32, cost: Cost) -> Option<Result<(), KernelError>> {
+    with_current_region(|s| s.exit_probed(region, cost))
+}
+
+/// [`exit_region`] for compiler hooks, closing the frames a `longjmp`
+/// left open (`ThreadState::exit_unwinding_costing`).
+#[inline(always)]
+pub fn exit_region_unwinding(region: u32, cost: Cost) -> Option<Result<(), KernelError>> {
+    with_current_region(|s| s.exit_unwinding_costing(region, cost))
 }
 
 /// The call of a light window, if an enter of (`region`, `site`) on this
@@ -872,6 +900,11 @@ fn light(step: impl FnOnce(&mut Probe) -> bool) -> bool {
     // calls end here: no light window, nothing written.
     #[allow(unsafe_code)] // reason: as above
     if !unsafe { &*thread.state.get() }.probe.is_light() {
+        return false;
+    }
+    // After the runtime finished (the report written), a call is answered
+    // as it would be without a light window (`heisen_finalize`).
+    if crate::runtime::existing().is_none_or(|rt| rt.is_off()) {
         return false;
     }
     thread.blocked.set(BUSY);

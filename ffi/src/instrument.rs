@@ -31,7 +31,7 @@ use heisen_core::Cost;
 use heisen_shmem::calibrate::SCRATCH_REGION;
 use heisen_shmem::probe::Path;
 use heisen_shmem::runtime::{NO_REGION, Runtime};
-use heisen_shmem::{runtime, thread, with_current, with_current_region};
+use heisen_shmem::{runtime, thread, with_current};
 
 use crate::actions::{Hot, Live, Mode};
 use crate::symbols::Symbols;
@@ -192,7 +192,7 @@ pub(crate) fn enter<M: Mode>(address: usize) {
 #[inline(never)]
 extern "C" fn enter_thread(id: u32, cost: Cost) {
     let _ = catch_unwind(AssertUnwindSafe(|| {
-        with_current_region(|s| s.enter_probed(id, 0, cost, Path::Hook))
+        thread::enter_region(id, 0, cost, Path::Hook)
     }));
 }
 
@@ -262,7 +262,7 @@ extern "C" fn exit_thread(id: u32, cost: Cost) {
         // of a function open beneath them closes them first (counted in
         // the report as `frames_unwound`); an exit of a function not open
         // is refused and counted.
-        with_current_region(|s| s.exit_unwinding_costing(id, cost))
+        thread::exit_region_unwinding(id, cost)
     }));
 }
 

@@ -156,14 +156,15 @@ pub(crate) unsafe fn pack<M: Mode>(
 pub(crate) fn merge_begin<M: Mode>() -> u64 {
     crate::result::boundary_value(0, || {
         let rt = runtime();
-        let begin = rt.now();
         if !rt.is_off() {
             let action = M::actions(rt).merge_begin;
             // R1: the read is instrumentation; its cost falls before the
-            // blocking call, in the interval that ends at `begin`.
+            // blocking call, in the interval that ends at `begin`. Charged
+            // before the read, so that a light window the thread had under
+            // way ends first (`probe`): its calls come before `begin`.
             with_current(|s| s.overhead(rt.cost(action).whole));
         }
-        begin
+        rt.now()
     })
 }
 

@@ -13,7 +13,7 @@ use heisen_core::{Cost, KernelError};
 use heisen_shmem::names::MAX_NAME_LEN;
 use heisen_shmem::probe::Path;
 use heisen_shmem::runtime::{self, Runtime};
-use heisen_shmem::{with_current, with_current_region};
+use heisen_shmem::{thread, with_current};
 
 use crate::actions::{Hot, Live, Mode};
 use crate::lifecycle::live;
@@ -71,10 +71,7 @@ pub(crate) fn enter_id<M: Mode>(id: u32) -> heisen_result {
 #[inline(never)]
 extern "C" fn enter_thread(id: u32, cost: Cost) -> heisen_result {
     // R1, R2: the kernel stamps the enter and charges the C call's cost.
-    boundary(|| {
-        with_current_region(|s| s.enter_probed(id, 0, cost, Path::C))
-            .ok_or(heisen_result::NotMeasured)
-    })
+    boundary(|| thread::enter_region(id, 0, cost, Path::C).ok_or(heisen_result::NotMeasured))
 }
 
 /// [`enter_id`]'s cases other than the common one (start-up, calibration,
@@ -124,7 +121,7 @@ extern "C" fn exit_thread(id: u32, cost: Cost) -> heisen_result {
     boundary(|| {
         // The kernel's error is mapped inside, so that what comes back is
         // one word (not a `KernelError` through memory).
-        match with_current_region(|s| s.exit_probed(id, cost).map_err(exit_error)) {
+        match thread::exit_region(id, cost).map(|r| r.map_err(exit_error)) {
             Some(r) => r,
             None => Err(heisen_result::NotMeasured),
         }
