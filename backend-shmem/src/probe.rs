@@ -1,5 +1,6 @@
 //! Online costing of a region pair inside the program that runs it (R1,
-//! measured directly; docs/rules.md, "Online costing").
+//! measured directly; docs/rules.md, R1, "a hot leaf's pair is costed in
+//! the running program").
 //!
 //! A start-up calibration times an enter+exit pair back to back or
 //! between pieces of generic work ([`crate::calibrate::in_situ`]). What a
@@ -25,11 +26,12 @@
 //!
 //! with the light pair's own small cost timed at start-up (in situ, as
 //! the full pair is; it reads no clock, so it disturbs little around it).
+//! A light window is compared only when the region's next call ends it.
 //! The mean over window pairs (a pair far from the recent median left
 //! out: a preemption or a long interrupt, [`OUTLIER`]; from the
-//! [`MIN_SAMPLES`]th pair on) is charged for every later full call of that region
-//! (its surplus over the start-up figure goes to the enter's part outside
-//! the region, as the in-situ surplus does). A light window's calls are put
+//! [`MIN_SAMPLES`]th pair on) is charged for every later full call of
+//! that region (its surplus over the start-up figure goes to the enter's
+//! part outside the region, as the in-situ surplus does). A light window's calls are put
 //! into the kernel when it ends, one enter and exit each at times spread
 //! evenly over the window, each as long as the region's mean compensated
 //! inclusive time so far, charged the light pair (R1, R2); the time this
@@ -42,7 +44,8 @@
 //! by a light one; after them one light window follows every
 //! [`LIGHT_EVERY`] full ones. So in the long run about 6 % of a hot
 //! region's calls are light; a loop of 20,000 calls has about 10 %, one
-//! of 2,000 about 40 %. This type is the state machine alone: it reads no clock.
+//! of 2,000 about 40 %. This type is the state machine alone: it reads
+//! no clock.
 
 use heisen_core::{Cost, Exited, KernelError};
 
