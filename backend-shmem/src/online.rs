@@ -4,7 +4,7 @@
 //! Every other action ends a light window first (`ThreadState::settle`,
 //! called by `with_current` and `with_current_inline`).
 
-use heisen_core::{Cost, KernelError};
+use heisen_core::{Cost, Exited, KernelError};
 
 use crate::probe::{self, Path, Probe};
 use crate::thread::ThreadState;
@@ -33,7 +33,6 @@ impl ThreadState {
         let Some(e) = self.probe.end_light(t, next) else {
             return; // a forced window (calibration): nothing to keep
         };
-        let t = t.max(e.start); // as the probe took it
         let enter = Cost {
             whole: e.light / 2,
             inside: 0,
@@ -43,10 +42,9 @@ impl ThreadState {
             inside: 0,
         };
         let calls = u64::from(e.calls);
-        let spacing = (t - e.start) / calls.max(1);
         let mut last = e.start;
         for j in 0..calls {
-            let at = e.start + j * spacing;
+            let at = e.start + j * e.spacing;
             if let Err(err) = self.kernel.on_enter_costing(e.region, e.site, at, enter) {
                 self.errors.count(err);
             }
@@ -62,8 +60,8 @@ impl ThreadState {
         }
         self.probe.replayed(last);
         // R1: the replay's own time, measured directly.
-        let done = self.rt.now().max(t);
-        self.kernel.on_overhead(done - t);
+        let done = self.rt.now().max(e.end);
+        self.kernel.on_overhead(done - e.end);
     }
 
     /// Enters region `region` from `site` by the code path `path`, charging
@@ -94,28 +92,48 @@ impl ThreadState {
                 probe::Enter::Full(c) => cost = c,
             }
         }
-        if let Err(e) = self.kernel.on_enter_costing(region, site, t, cost) {
-            self.errors.count(e);
-        }
-        if t >= self.publish_at {
-            self.publish();
-        }
+        self.enter_costing_at(region, site, t, cost);
     }
 
     /// Exits region `region` charging `cost` (R1, R2; `probe` as
     /// [`Self::enter_probed`]); a refused exit is counted and returned.
     #[inline(always)]
     pub fn exit_probed(&mut self, region: u32, cost: Cost) -> Result<(), KernelError> {
-        if self.probe.is_light() {
-            if self.probe.light_exit(region) {
-                return Ok(());
-            }
-            self.end_light(None);
+        if self.exits_lightly(region) {
+            return Ok(());
         }
         let t = self.now();
         let exited = self.kernel.on_exit_costing(region, t, cost);
+        self.exited_probed(region, t, exited, cost.whole)
+    }
+
+    /// An exit of `region` by a probed path, first: `true` when it is a
+    /// light window's call (nothing else to do); otherwise the window, if
+    /// one is under way, has ended.
+    #[inline(always)]
+    pub(crate) fn exits_lightly(&mut self, region: u32) -> bool {
+        if self.probe.is_light() {
+            if self.probe.light_exit(region) {
+                return true;
+            }
+            self.end_light(None);
+        }
+        false
+    }
+
+    /// What an exit by a probed path at `t` gave, charged the start-up
+    /// `whole`: noted by the probe (a leaf's exit continues its streak),
+    /// then recorded as every exit is ([`ThreadState::exited`]).
+    #[inline(always)]
+    pub(crate) fn exited_probed(
+        &mut self,
+        region: u32,
+        t: u64,
+        exited: Result<Option<Exited>, KernelError>,
+        whole: u64,
+    ) -> Result<(), KernelError> {
         if self.online {
-            self.probe.on_exit(region, t, &exited, cost.whole);
+            self.probe.on_exit(region, t, &exited, whole);
         }
         self.exited(t, exited)
     }

@@ -149,6 +149,10 @@ pub struct Ended {
     pub site: u32,
     /// The clock read at the window's first call.
     pub start: u64,
+    /// The clock read that ended it (never before `start`).
+    pub end: u64,
+    /// The time between two of its calls: its length over its calls.
+    pub spacing: u64,
     /// Light calls made.
     pub calls: u32,
     /// Whether the last of them is still open (its exit comes later).
@@ -183,8 +187,7 @@ pub struct Probe {
     window_t: u64,
     calls: u32,
     open: bool,
-    /// Light calls allowed in the window (`u32::MAX` when forced).
-    limit: u32,
+    /// A forced window (calibration): no limit, no replay.
     forced: bool,
     light: u64,
     /// The last full window's length, ns.
@@ -196,8 +199,6 @@ pub struct Probe {
     surplus: i64,
     learned: [(u64, Path, i64); LEARNED],
     learned_next: usize,
-    /// Whether anything was learned (else a switch looks nothing up).
-    learned_any: bool,
     /// Whether the probed region's statistics are another region's still.
     fresh: bool,
     /// Whether the last window ended inside a light call, whose enter was
@@ -249,7 +250,6 @@ impl Probe {
             window_t: 0,
             calls: 0,
             open: false,
-            limit: WINDOW,
             forced: false,
             light: 0,
             full_window: 0,
@@ -258,7 +258,6 @@ impl Probe {
             surplus: 0,
             learned: [(key(NONE, 0), Path::Rust, 0); LEARNED],
             learned_next: 0,
-            learned_any: false,
             fresh: true,
             replayed_open: false,
             light_calls: 0,
@@ -283,7 +282,7 @@ impl Probe {
         if self.phase == Phase::Light
             && key(region, site) == self.key
             && !self.open
-            && self.calls < self.limit
+            && (self.calls < WINDOW || self.forced)
         {
             self.open = true;
             self.calls += 1;
@@ -318,10 +317,12 @@ impl Probe {
         light: impl FnOnce() -> Option<u64>,
     ) -> Enter {
         let k = key(call.region, call.site);
-        if k != self.key || last != self.exit_t || call.path != self.path {
-            // Another region, or something else measured since the
-            // region's last leaf exit: the streak begins again.
-            self.miss(k, call.path);
+        if k != self.key || call.path != self.path {
+            self.switch(k, call.path);
+        } else if last != self.exit_t {
+            // Something else measured since the region's last leaf exit:
+            // the streak begins again.
+            self.restart();
         } else if self.streak < WARMUP {
             self.streak += 1;
         } else if let Some(light) = light()
@@ -374,17 +375,6 @@ impl Probe {
         false
     }
 
-    /// An enter that does not continue the streak: of region and site
-    /// `k` by `path`.
-    #[inline(always)]
-    fn miss(&mut self, k: u64, path: Path) {
-        if k != self.key || path != self.path {
-            self.switch(k, path);
-        } else {
-            self.restart();
-        }
-    }
-
     /// A light window from this enter at `t`, whose calls are charged
     /// `light` a pair.
     fn start_light(&mut self, t: u64, light: u64) {
@@ -392,7 +382,6 @@ impl Probe {
         self.window_t = t;
         self.calls = 1;
         self.open = true;
-        self.limit = WINDOW;
         self.light = light;
     }
 
@@ -464,7 +453,6 @@ impl Probe {
         self.calls = 0;
         if self.forced {
             self.forced = false;
-            self.limit = WINDOW;
             return None;
         }
         self.light_calls += u64::from(calls);
@@ -481,6 +469,8 @@ impl Probe {
             region: self.key as u32,
             site: (self.key >> 32) as u32,
             start: self.window_t,
+            end: t,
+            spacing,
             calls,
             open,
             light: self.light,
@@ -507,7 +497,6 @@ impl Probe {
         self.switch(key(region, site), path);
         self.phase = Phase::Light;
         self.forced = true;
-        self.limit = u32::MAX;
         self.calls = 0;
         self.open = false;
     }
@@ -537,7 +526,6 @@ impl Probe {
             e.2 = surplus;
             return;
         }
-        self.learned_any = true;
         self.learned[self.learned_next] = (key, path, surplus);
         self.learned_next = (self.learned_next + 1) % LEARNED;
     }
@@ -550,7 +538,8 @@ impl Probe {
     fn switch(&mut self, k: u64, path: Path) {
         self.key = k;
         self.path = path;
-        self.surplus = if self.learned_any {
+        // Entries fill from the first: nothing learned, nothing to look up.
+        self.surplus = if self.learned[0].0 as u32 != NONE {
             self.learned
                 .iter()
                 .find(|e| e.0 == k && e.1 == path)
@@ -671,9 +660,9 @@ mod tests {
                     continue;
                 }
                 let e = p.end_light(t, Some(key(7, 0))).expect("not forced");
-                let spacing = (t - e.start) / u64::from(e.calls);
+                assert_eq!((e.end, e.spacing), (t, (t - e.start) / u64::from(e.calls)));
                 for j in 0..u64::from(e.calls) {
-                    let enter = e.start + j * spacing;
+                    let enter = e.start + j * e.spacing;
                     replayed.push((enter, enter + e.inclusive));
                     last = enter + e.inclusive;
                 }
@@ -710,34 +699,24 @@ mod tests {
         assert_eq!(p.learned().collect::<Vec<_>>(), vec![(7, 0, 35)]);
     }
 
+    /// The cost a probe charges the next full enter after learning from
+    /// `drive(20_000, full, light, 60)`.
+    fn charged_after(full: u64, light: u64) -> Cost {
+        let (mut p, _, _) = drive(20_000, full, light, 60);
+        p.restart();
+        let Enter::Full(c) = p.on_enter(C7, 1 << 40, 0, COST, || Some(5)) else {
+            panic!("a restarted probe measures");
+        };
+        c
+    }
+
     #[test]
     fn the_surplus_goes_to_the_enters_outside_part() {
-        let (mut p, _, _) = drive(20_000, 160, 50, 60);
-        p.restart();
-        let Enter::Full(c) = p.on_enter(C7, 1 << 40, 0, COST, || Some(5)) else {
-            panic!("a restarted probe measures");
-        };
-        assert_eq!(
-            c,
-            Cost {
-                whole: 75,
-                inside: 10
-            }
-        );
+        let cost = |whole, inside| Cost { whole, inside };
+        assert_eq!(charged_after(160, 50), cost(75, 10));
         // A program where the pair costs less than the start-up figure:
         // never below the part inside.
-        let (mut p, _, _) = drive(20_000, 100, 90, 60);
-        p.restart();
-        let Enter::Full(c) = p.on_enter(C7, 1 << 40, 0, COST, || Some(5)) else {
-            panic!("a restarted probe measures");
-        };
-        assert_eq!(
-            c,
-            Cost {
-                whole: 10,
-                inside: 10
-            }
-        );
+        assert_eq!(charged_after(100, 90), cost(10, 10));
     }
 
     #[test]

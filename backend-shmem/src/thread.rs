@@ -205,6 +205,12 @@ impl ThreadState {
     #[inline(always)]
     pub fn enter_costing(&mut self, region: u32, site: u32, cost: Cost) {
         let t = self.now();
+        self.enter_costing_at(region, site, t, cost);
+    }
+
+    /// [`Self::enter_costing`] at clock read `t`.
+    #[inline(always)]
+    pub(crate) fn enter_costing_at(&mut self, region: u32, site: u32, t: u64, cost: Cost) {
         if let Err(e) = self.kernel.on_enter_costing(region, site, t, cost) {
             self.errors.count(e);
         }
@@ -252,11 +258,8 @@ impl ThreadState {
     /// `Location::on_exit_unwinding_costing`). Counted in the report.
     #[inline(always)]
     pub fn exit_unwinding_costing(&mut self, region: u32, cost: Cost) -> Result<(), KernelError> {
-        if self.probe.is_light() {
-            if self.probe.light_exit(region) {
-                return Ok(());
-            }
-            self.end_light(None);
+        if self.exits_lightly(region) {
+            return Ok(()); // a light window's call (`probe`)
         }
         let t = self.now();
         let (stats, errors) = (&mut self.stats, &mut self.errors);
@@ -266,10 +269,7 @@ impl ThreadState {
                 errors.unwound += 1;
                 stats.record_exit(&skipped);
             });
-        if self.online {
-            self.probe.on_exit(region, t, &exited, cost.whole);
-        }
-        self.exited(t, exited)
+        self.exited_probed(region, t, exited, cost.whole)
     }
 
     /// Exits region `region` and records its times (R2, R12). An exit of a

@@ -39,6 +39,18 @@ fn record<'a>(report: &'a Value, name: &str) -> (&'a Value, &'a Value) {
         .unwrap_or_else(|| panic!("no record of {name}"))
 }
 
+/// The report's `runtime.online` entry of region `name`.
+fn online_entry<'a>(report: &'a Value, name: &str) -> &'a Value {
+    let id = region_id(report, name);
+    let online = &report["runtime"]["online"];
+    online
+        .as_array()
+        .expect("online")
+        .iter()
+        .find(|o| o["region"] == id)
+        .unwrap_or_else(|| panic!("{name} was costed online: {online}"))
+}
+
 fn n(v: &Value, k: &str) -> u64 {
     v[k].as_u64().unwrap_or_else(|| panic!("{k} in {v}"))
 }
@@ -98,12 +110,8 @@ fn a_hot_leaf_is_costed_in_the_running_program_and_every_call_counted() {
     }
     let report = run(name, None);
     check_counts(&report);
-    let leaf = region_id(&report, "leaf");
+    let entry = online_entry(&report, "leaf");
     let online = report["runtime"]["online"].as_array().expect("online");
-    let entry = online
-        .iter()
-        .find(|o| o["region"] == leaf)
-        .unwrap_or_else(|| panic!("the leaf was costed online: {online:?}"));
     assert!(entry["surplus"].is_i64(), "{entry}");
     assert!(n(entry, "windows") > 0, "{entry}");
     let light = n(entry, "light_calls");
@@ -132,15 +140,8 @@ fn another_action_in_a_light_call_puts_the_windows_calls_in_first() {
     }
     let report = run(name, None);
     check_counts(&report);
-    let leaf = region_id(&report, "leaf");
-    let entry = report["runtime"]["online"]
-        .as_array()
-        .expect("online")
-        .iter()
-        .find(|o| o["region"] == leaf)
-        .cloned()
-        .expect("the leaf was costed online after the lock");
-    assert_eq!(n(&entry, "aborted"), 1, "{entry}");
+    let entry = online_entry(&report, "leaf");
+    assert_eq!(n(entry, "aborted"), 1, "{entry}");
 }
 
 #[test]

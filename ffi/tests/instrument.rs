@@ -318,15 +318,6 @@ fn hot_leaves_are_costed_online_and_every_call_counted() {
     }
     assert_eq!(report["runtime"]["exit_mismatches"], 1);
     assert_eq!(report["runtime"]["exits_without_enter"], 0);
-    let id = |name: &str| {
-        report["regions"]
-            .as_array()
-            .expect("regions")
-            .iter()
-            .find(|r| r["name"] == name)
-            .and_then(|r| r["id"].as_u64())
-            .expect("a region id")
-    };
     let online: Vec<u64> = report["runtime"]["online"]
         .as_array()
         .expect("online")
@@ -334,7 +325,8 @@ fn hot_leaves_are_costed_online_and_every_call_counted() {
         .filter_map(|o| o["region"].as_u64())
         .collect();
     for name in ["hot", "c_hot"] {
-        assert!(online.contains(&id(name)), "{name} in {online:?}");
+        let id = region_id(&report, name).expect("a region id");
+        assert!(online.contains(&id), "{name} in {online:?}");
     }
     let light = report["runtime"]["online"][0]["light_calls"]
         .as_u64()
