@@ -7,7 +7,14 @@
 //!
 //! ```text
 //! cargo run --release -p heisen-ffi --example ffi_fidelity -- [runs] [steps]
+//! cargo run --release -p heisen-ffi --example ffi_fidelity -- interleaved [runs] [steps]
 //! ```
+//!
+//! `interleaved` builds `examples/interleaved_hooks.c` instead: the same
+//! workload, each step run plain and instrumented in turn in one process,
+//! so that the machine's state changes alike for both; it prints, per
+//! process, each worker's plain steps, instrumented steps and their
+//! compensated time (the report's `phaseN` region) with its error.
 //!
 //! A measurement, not a test: `tests/fidelity.rs` runs the same programs
 //! briefly and checks what they report, never their times.
@@ -31,7 +38,13 @@ fn library_dir() -> PathBuf {
 }
 
 fn compile(dir: &Path, name: &str, instrumented: bool) -> PathBuf {
-    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/fidelity.c");
+    compile_source(dir, name, "fidelity.c", instrumented)
+}
+
+fn compile_source(dir: &Path, name: &str, file: &str, instrumented: bool) -> PathBuf {
+    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples")
+        .join(file);
     let exe = dir.join(name);
     let mut cc = Command::new("cc");
     cc.args(["-O2", "-pthread"])
@@ -122,8 +135,114 @@ fn median(values: &mut [f64]) -> f64 {
     values[values.len() / 2]
 }
 
+/// The report in `dir` (one per process).
+fn read_report(dir: &Path) -> Value {
+    let file = std::fs::read_dir(dir)
+        .expect("reports")
+        .map(|e| e.expect("entry").path())
+        .find(|p| p.extension().is_some_and(|e| e == "json"))
+        .expect("a report");
+    serde_json::from_str(&std::fs::read_to_string(file).expect("read")).expect("json")
+}
+
+/// `interleaved [runs] [steps]`: one line per process and worker.
+fn interleaved(args: &[String]) {
+    let runs: usize = args.first().and_then(|a| a.parse().ok()).unwrap_or(5);
+    let steps: String = args.get(1).cloned().unwrap_or_else(|| "60".into());
+    let dir = std::env::temp_dir().join(format!("heisen-interleaved-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("work directory");
+    let exe = compile_source(&dir, "interleaved_hooks", "interleaved_hooks.c", true);
+    println!("interleaved_hooks.c, {steps} steps each way, ms (error against the plain steps)");
+    println!(
+        "{:<4} {:<7} {:>9} {:>18} {:>18} {:>22}",
+        "run", "worker", "plain", "instrumented", "compensated", "pair: cost, charged"
+    );
+    for run in 0..runs {
+        let output = dir.join(format!("run-{run}"));
+        std::fs::create_dir_all(&output).expect("report directory");
+        let out = Command::new(&exe)
+            .arg(&steps)
+            .env("HEISEN_OUTPUT", &output)
+            .env_remove("HEISEN_DISABLE")
+            .output()
+            .expect("run interleaved_hooks");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let report = read_report(&output);
+        for line in String::from_utf8_lossy(&out.stdout).lines() {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            // worker N: plain P ns instrumented I ns checksums A B
+            let [_, w, _, plain, _, _, with, ..] = fields[..] else {
+                continue;
+            };
+            let worker = w.trim_end_matches(':');
+            let ms = |s: &str| s.parse::<f64>().expect("a time") / 1e6;
+            let (plain, with) = (ms(plain), ms(with));
+            let (compensated, measured, pairs) = phase_time(&report, &format!("phase{worker}"));
+            let err = |v: f64| format!("{v:.2} ({:+.1} %)", 100.0 * (v - plain) / plain);
+            // What a pair cost the program (instrumented steps against
+            // plain ones) and what was taken off for it, ns.
+            let cost = (with - plain) * 1e6 / pairs;
+            let charged = (measured - compensated) * 1e6 / pairs;
+            println!(
+                "{run:<4} {worker:<7} {plain:>9.2} {:>18} {:>18} {:>14.1} {charged:>7.1}",
+                err(with),
+                err(compensated),
+                cost
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The region named `name`: its compensated and measured inclusive
+/// times, ms, and the region pairs inside it (every other region's calls
+/// on its location but `start`'s).
+fn phase_time(report: &Value, name: &str) -> (f64, f64, f64) {
+    let id = report["regions"]
+        .as_array()
+        .expect("regions")
+        .iter()
+        .find(|r| r["name"] == name)
+        .and_then(|r| r["id"].as_u64())
+        .unwrap_or_else(|| panic!("a region {name}"));
+    let start = report["regions"]
+        .as_array()
+        .expect("regions")
+        .iter()
+        .find(|r| r["name"] == "start")
+        .and_then(|r| r["id"].as_u64());
+    let location = report["locations"]
+        .as_array()
+        .expect("locations")
+        .iter()
+        .find(|l| {
+            l["regions"]
+                .as_array()
+                .is_some_and(|rs| rs.iter().any(|r| r["region"].as_u64() == Some(id)))
+        })
+        .unwrap_or_else(|| panic!("a location with {name}"));
+    let (mut compensated, mut measured, mut pairs) = (0.0, 0.0, 0.0);
+    for r in location["regions"].as_array().expect("regions") {
+        let n = |k: &str| r[k].as_f64().unwrap_or(0.0);
+        if r["region"].as_u64() == Some(id) {
+            compensated += n("inclusive") / 1e6;
+            measured += n("measured_inclusive") / 1e6;
+        } else if r["region"].as_u64() != start {
+            pairs += n("count");
+        }
+    }
+    (compensated, measured, pairs)
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
+    if args.get(1).is_some_and(|a| a == "interleaved") {
+        return interleaved(&args[2..]);
+    }
     let runs: usize = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(7);
     let steps: String = args.get(2).cloned().unwrap_or_else(|| "60".into());
     let dir = std::env::temp_dir().join(format!("heisen-fidelity-{}", std::process::id()));
@@ -155,13 +274,7 @@ fn main() {
             String::from_utf8_lossy(&out.stderr)
         );
         let self_instrumented = self_times(&String::from_utf8_lossy(&out.stdout));
-        let file = std::fs::read_dir(&output)
-            .expect("reports")
-            .map(|e| e.expect("entry").path())
-            .find(|p| p.extension().is_some_and(|e| e == "json"))
-            .expect("a report");
-        let report: Value =
-            serde_json::from_str(&std::fs::read_to_string(file).expect("read")).expect("json");
+        let report = read_report(&output);
         let from_report = report_times(&report);
         for w in 0..2 {
             let (measured, compensated, local, overhead) = from_report[w];

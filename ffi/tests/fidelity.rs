@@ -120,3 +120,78 @@ fn fidelity_program_instrumented_computes_what_the_plain_one_does() {
         assert!(compensated < measured, "{l}");
     }
 }
+
+/// `examples/interleaved_hooks.c` (the fidelity workload, each step run
+/// plain and instrumented in turn in one process; `ffi_fidelity
+/// interleaved` times it): both copies compute the same, only the
+/// instrumented copy's functions are regions, each with its exact count,
+/// and every worker's instrumented steps are one `phaseN` record with a
+/// compensated time below the measured one.
+#[test]
+fn interleaved_program_measures_only_its_instrumented_copy() {
+    let dir = work_dir("interleaved_hooks");
+    let exe = build(
+        Language::C,
+        &dir,
+        "interleaved_hooks",
+        &[source("examples/interleaved_hooks.c")],
+        &["-O2", "-finstrument-functions"],
+    );
+    let steps = STEPS.to_string();
+    let out = run(
+        &exe,
+        &dir,
+        &[&steps],
+        &[("HEISEN_OUTPUT", dir.to_str().expect("utf-8"))],
+    );
+    assert!(out.stderr.is_empty(), "{}", describe(&out));
+    let text = stdout(&out);
+    for worker in 0..2 {
+        let line = text
+            .lines()
+            .find(|l| l.starts_with(&format!("worker {worker}:")))
+            .unwrap_or_else(|| panic!("worker {worker} in {text}"));
+        let sums: Vec<&str> = line
+            .split("checksums ")
+            .nth(1)
+            .expect("checksums")
+            .split_whitespace()
+            .collect();
+        assert_eq!(sums.len(), 2, "{line}");
+        assert_eq!(sums[0], sums[1], "plain and instrumented copies: {line}");
+    }
+
+    let report = report(&dir);
+    for plain in ["plain_twig", "plain_leaf", "plain_mix"] {
+        assert_eq!(
+            region_id(&report, plain),
+            None,
+            "{plain} is not instrumented"
+        );
+    }
+    let locations = report["locations"].as_array().expect("locations");
+    let twig = region_id(&report, "hooked_twig").expect("hooked_twig is a region");
+    let mut twigs: Vec<u64> = locations
+        .iter()
+        .map(|l| region_totals(l, twig).0)
+        .filter(|&n| n > 0)
+        .collect();
+    twigs.sort_unstable();
+    assert_eq!(
+        twigs,
+        [2000 * STEPS, 3000 * STEPS],
+        "calls per worker and step"
+    );
+    for worker in 0..2 {
+        let phase = region_id(&report, &format!("phase{worker}")).expect("a phase region");
+        let records: Vec<(u64, u64, i64)> = locations
+            .iter()
+            .map(|l| region_totals(l, phase))
+            .filter(|r| r.0 > 0)
+            .collect();
+        assert_eq!(records.len(), 1, "phase{worker} on one location");
+        let (count, measured, compensated) = records[0];
+        assert_eq!(count, STEPS, "one phase{worker} a step");
+        assert!(compensated < measured as i64, "{records:?}");
+    }
+}
