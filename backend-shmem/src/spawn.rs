@@ -86,7 +86,6 @@ where
 }
 
 /// std's `thread::Builder` for measured threads.
-#[derive(Debug)]
 pub struct Builder {
     inner: std::thread::Builder,
 }
@@ -123,6 +122,13 @@ impl Builder {
         let body = child_body(spawn_record(), end.clone(), f);
         let inner = self.inner.spawn(body)?;
         Ok(JoinHandle { inner, end })
+    }
+}
+
+/// std's: the builder's name and stack size.
+impl fmt::Debug for Builder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.inner, f)
     }
 }
 
