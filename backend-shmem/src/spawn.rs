@@ -316,9 +316,10 @@ impl Builder {
     }
 }
 
+/// std's: the scope's running threads and whether one panicked.
 impl fmt::Debug for Scope<'_, '_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Scope").finish_non_exhaustive()
+        fmt::Debug::fmt(&self.inner, f)
     }
 }
 

@@ -49,7 +49,8 @@
 //!
 //! The second half checks what std documents but its tests do not cover:
 //! auto traits, `Debug` output, poison clearing, `try_lock`'s two errors,
-//! unsized locks, one barrier leader per episode, `scope`'s panic.
+//! unsized locks, one barrier leader per episode, `scope`'s panic, locks
+//! in thread-local destructors.
 //!
 //! Every test runs three times: measured (this process), with the runtime
 //! disabled (`HEISEN_DISABLE=1`) and after the runtime was turned off by
@@ -1520,6 +1521,9 @@ fn debug_display_default_and_from_are_std_s() {
             thread::Builder::new().name("b".into()).stack_size(1 << 20)
         )
     );
+    scope(|hs| {
+        thread::scope(|ss| assert_eq!(format!("{hs:?}"), format!("{ss:?}")));
+    });
     let (hj, sj) = (spawn(|| 1), thread::spawn(|| 1));
     assert_eq!(format!("{hj:?}"), format!("{sj:?}"));
     assert_eq!(hj.join().unwrap(), sj.join().unwrap());
@@ -1709,6 +1713,46 @@ fn statics_are_allowed_as_with_std() {
     C.notify_all();
     assert!(B.wait().is_leader());
     assert_eq!((M.lock().unwrap().len(), *R.read().unwrap()), (1, 1));
+}
+
+#[test]
+fn the_wrappers_work_in_a_thread_local_destructor() {
+    setup();
+    // A thread's own thread-locals may be gone when another one's
+    // destructor runs; std's locks still work there, so heisen's must.
+    struct Late(Arc<(Mutex<u32>, RwLock<u32>, Condvar, Barrier)>);
+    impl Drop for Late {
+        fn drop(&mut self) {
+            let (m, r, c, b) = &*self.0;
+            *m.lock().unwrap() += 1;
+            *r.write().unwrap() += 1;
+            c.notify_all();
+            assert!(b.wait().is_leader());
+        }
+    }
+    thread_local! {
+        static LATE: core::cell::RefCell<Option<Late>> = const { core::cell::RefCell::new(None) };
+    }
+    let shared = Arc::new((
+        Mutex::new(0),
+        RwLock::new(0),
+        Condvar::new(),
+        Barrier::new(1),
+    ));
+    for heisen in [true, false] {
+        let mine = shared.clone();
+        let body = move || {
+            *mine.0.lock().unwrap() += 1; // the runtime knows this thread
+            LATE.with(|l| *l.borrow_mut() = Some(Late(mine)));
+        };
+        if heisen {
+            spawn(body).join().unwrap();
+        } else {
+            thread::spawn(body).join().unwrap();
+        }
+    }
+    assert_eq!(*shared.0.lock().unwrap(), 4);
+    assert_eq!(*shared.1.read().unwrap(), 2);
 }
 
 // ---------------------------------------------------------------------------
