@@ -1755,6 +1755,34 @@ fn the_wrappers_work_in_a_thread_local_destructor() {
     assert_eq!(*shared.1.read().unwrap(), 2);
 }
 
+#[test]
+fn spawn_unchecked_and_the_pthread_are_std_s() {
+    setup();
+    use std::os::unix::thread::JoinHandleExt;
+    let mut borrowed = vec![1, 2, 3];
+    let data = &mut borrowed;
+    // SAFETY: the thread is joined before `borrowed` goes.
+    #[allow(unsafe_code)] // reason: std's unsafe API under test
+    let h = unsafe {
+        Builder::new()
+            .name("unchecked".into())
+            .spawn_unchecked(|| {
+                data.push(4);
+                thread::current().name().map(str::to_owned)
+            })
+            .unwrap()
+    };
+    assert_ne!(h.as_pthread_t(), 0);
+    assert_eq!(h.join().unwrap().as_deref(), Some("unchecked"));
+    assert_eq!(borrowed, [1, 2, 3, 4]);
+    let detached = spawn(|| 5);
+    let pthread = detached.into_pthread_t();
+    // SAFETY: `pthread` is a joinable thread nobody else joins.
+    #[allow(unsafe_code)] // reason: joining the pthread std handed over
+    let joined = unsafe { libc::pthread_join(pthread, core::ptr::null_mut()) };
+    assert_eq!(joined, 0);
+}
+
 // ---------------------------------------------------------------------------
 // The same tests with the runtime disabled and after it was turned off
 // ---------------------------------------------------------------------------
