@@ -50,7 +50,8 @@
 //! The second half checks what std documents but its tests do not cover:
 //! auto traits, `Debug` output, poison clearing, `try_lock`'s two errors,
 //! unsized locks, one barrier leader per episode, `scope`'s panic, locks
-//! in thread-local destructors.
+//! in thread-local destructors, `spawn_unchecked` and the pthread, a spawn
+//! the system refuses.
 //!
 //! Every test runs three times: measured (this process), with the runtime
 //! disabled (`HEISEN_DISABLE=1`) and after the runtime was turned off by
@@ -1781,6 +1782,40 @@ fn spawn_unchecked_and_the_pthread_are_std_s() {
     #[allow(unsafe_code)] // reason: joining the pthread std handed over
     let joined = unsafe { libc::pthread_join(pthread, core::ptr::null_mut()) };
     assert_eq!(joined, 0);
+}
+
+#[test]
+fn a_spawn_the_system_refuses_is_std_s_error() {
+    setup();
+    let huge = 1usize << 62;
+    let kind = |r: std::io::Result<()>| r.map_err(|e| e.kind());
+    let std_s = kind(
+        thread::Builder::new()
+            .stack_size(huge)
+            .spawn(|| ())
+            .map(drop),
+    );
+    assert!(std_s.is_err(), "the system refuses a {huge}-byte stack");
+    assert_eq!(
+        kind(Builder::new().stack_size(huge).spawn(|| ()).map(drop)),
+        std_s
+    );
+    let in_scope = scope(|s| {
+        let refused = kind(
+            Builder::new()
+                .stack_size(huge)
+                .spawn_scoped(s, || ())
+                .map(drop),
+        );
+        s.spawn(|| 2).join().unwrap();
+        refused
+    });
+    assert_eq!(in_scope, std_s);
+    assert_eq!(
+        spawn(|| 3).join().unwrap(),
+        3,
+        "spawning works after a refusal"
+    );
 }
 
 // ---------------------------------------------------------------------------
