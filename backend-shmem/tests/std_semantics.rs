@@ -1038,6 +1038,7 @@ fn thread_test_named_thread() {
         .unwrap();
 }
 
+#[cfg(all(target_os = "linux", target_env = "gnu"))] // as std's: glibc's pthread_getname_np
 #[test]
 fn thread_test_named_thread_truncation() {
     setup();
@@ -1756,6 +1757,7 @@ fn the_wrappers_work_in_a_thread_local_destructor() {
     assert_eq!(*shared.1.read().unwrap(), 2);
 }
 
+#[cfg(unix)] // JoinHandleExt
 #[test]
 fn spawn_unchecked_and_the_pthread_are_std_s() {
     setup();
