@@ -36,9 +36,18 @@ pub struct Barrier {
 
 /// Whether this thread was the one that completed the episode (std's
 /// `BarrierWaitResult`, which cannot be built outside std).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub struct BarrierWaitResult {
     leader: bool,
+}
+
+/// std's: `BarrierWaitResult { is_leader: .. }`.
+impl fmt::Debug for BarrierWaitResult {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BarrierWaitResult")
+            .field("is_leader", &self.leader)
+            .finish()
+    }
 }
 
 impl BarrierWaitResult {

@@ -27,7 +27,8 @@ use heisen_core::Dependency;
 
 use crate::Record;
 use crate::actions::{actions, released};
-use crate::mutex::{Mutex, MutexGuard};
+use crate::handoff::Slot;
+use crate::mutex::MutexGuard;
 use crate::sync::{self, LockResult, PoisonError};
 use crate::thread::with_current;
 
@@ -116,14 +117,14 @@ impl Condvar {
     /// Releases the mutex, waits for a notification, re-acquires the
     /// mutex; merges the notification and the mutex's last release (R8).
     pub fn wait<'a, T>(&self, guard: MutexGuard<'a, T>) -> LockResult<MutexGuard<'a, T>> {
-        let (lock, inner) = MutexGuard::into_parts(guard);
-        let waiting = self.before_wait(lock);
+        let (slot, inner) = MutexGuard::into_parts(guard);
+        let waiting = self.before_wait(slot);
         let (inner, poisoned) = match self.inner.wait(inner) {
             Ok(g) => (g, false),
             Err(p) => (p.into_inner(), true),
         };
-        self.after_wait(lock, &waiting, true);
-        let guard = MutexGuard::from_parts(lock, inner);
+        self.after_wait(slot, &waiting, true);
+        let guard = MutexGuard::from_parts(slot, inner);
         if poisoned {
             Err(PoisonError::new(guard))
         } else {
@@ -154,8 +155,8 @@ impl Condvar {
         guard: MutexGuard<'a, T>,
         timeout: core::time::Duration,
     ) -> LockResult<(MutexGuard<'a, T>, WaitTimeoutResult)> {
-        let (lock, inner) = MutexGuard::into_parts(guard);
-        let waiting = self.before_wait(lock);
+        let (slot, inner) = MutexGuard::into_parts(guard);
+        let waiting = self.before_wait(slot);
         let (inner, result, poisoned) = match self.inner.wait_timeout(inner, timeout) {
             Ok((g, r)) => (g, r, false),
             Err(p) => {
@@ -163,8 +164,8 @@ impl Condvar {
                 (g, r, true)
             }
         };
-        self.after_wait(lock, &waiting, !result.timed_out());
-        let guard = MutexGuard::from_parts(lock, inner);
+        self.after_wait(slot, &waiting, !result.timed_out());
+        let guard = MutexGuard::from_parts(slot, inner);
         let result = WaitTimeoutResult(result.timed_out());
         if poisoned {
             Err(PoisonError::new((guard, result)))
@@ -222,9 +223,9 @@ impl Condvar {
         self.notices.post(record);
     }
 
-    /// The wait's release of the mutex (its record stored for the next
-    /// acquire) and its begin.
-    pub(crate) fn before_wait<T: ?Sized>(&self, lock: &Mutex<T>) -> Waiting {
+    /// The wait's release of the mutex (its record stored in the mutex's
+    /// hand-off `slot` for the next acquire) and its begin.
+    pub(crate) fn before_wait(&self, slot: &Slot) -> Waiting {
         let a = actions();
         let begun = with_current(|s| {
             let record = s.release_split(a.mutex_release);
@@ -233,7 +234,7 @@ impl Condvar {
         // SAFETY: the mutex is still held by this thread.
         #[allow(unsafe_code)] // reason: the slot's contract
         unsafe {
-            lock.slot().write(begun.map_or(Record::EMPTY, |b| b.0));
+            slot.write(begun.map_or(Record::EMPTY, |b| b.0));
         }
         Waiting {
             begin: begun.map(|b| b.1),
@@ -243,7 +244,7 @@ impl Condvar {
 
     /// The merge after the wait: the notification (read before the end's
     /// clock read, so that it was posted before the end) and the mutex.
-    pub(crate) fn after_wait<T: ?Sized>(&self, lock: &Mutex<T>, waiting: &Waiting, woken: bool) {
+    pub(crate) fn after_wait(&self, slot: &Slot, waiting: &Waiting, woken: bool) {
         let Some(begin) = waiting.begin else { return };
         let notice = if woken {
             self.notices.since(waiting.seen)
@@ -252,7 +253,7 @@ impl Condvar {
         };
         // SAFETY: the mutex is held again.
         #[allow(unsafe_code)] // reason: the slot's contract
-        let released = unsafe { lock.slot().read() };
+        let released = unsafe { slot.read() };
         let a = actions();
         with_current(|s| match &notice {
             Some(n) => s.end(

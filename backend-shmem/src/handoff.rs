@@ -25,6 +25,12 @@ pub struct Slot(UnsafeCell<PendingRecord>);
 #[allow(unsafe_code)] // reason: the lock the slot belongs to is its synchronisation
 unsafe impl Sync for Slot {}
 
+// A panic can leave a slot's record half-stored, which misstates at most
+// a measurement, never the user's data: the slot is unwind-safe, so that
+// heisen's locks are, as std's (`impl RefUnwindSafe for Mutex<T>`, whose
+// poisoning reports the user's broken invariants).
+impl core::panic::RefUnwindSafe for Slot {}
+
 impl Slot {
     const_unless_loom! {
         /// An empty slot: the first acquire merges nothing (R3).

@@ -30,9 +30,13 @@ pub struct Mutex<T: ?Sized> {
 
 /// The lock held; dropping it is the release (R3: it stores the record
 /// the next acquire merges, then unlocks).
+///
+/// It keeps the lock's hand-off slot, not the lock: a `&Mutex<T>` would
+/// make the guard `Sync` only for `T: Send + Sync`, where std's is `Sync`
+/// for every `T: Sync`.
 #[must_use = "if unused the Mutex will immediately unlock"]
 pub struct MutexGuard<'a, T: ?Sized + 'a> {
-    lock: &'a Mutex<T>,
+    slot: &'a Slot,
     inner: ManuallyDrop<sync::MutexGuard<'a, T>>,
 }
 
@@ -152,10 +156,7 @@ impl<T: ?Sized> Mutex<T> {
     }
 
     fn guard<'a>(&'a self, inner: sync::MutexGuard<'a, T>) -> MutexGuard<'a, T> {
-        MutexGuard {
-            lock: self,
-            inner: ManuallyDrop::new(inner),
-        }
+        MutexGuard::from_parts(&self.slot, inner)
     }
 
     fn wrap<'a>(
@@ -171,28 +172,23 @@ impl<T: ?Sized> Mutex<T> {
 
 impl<'a, T: ?Sized> MutexGuard<'a, T> {
     /// Takes the guard apart without releasing: a condition variable's
-    /// wait releases through its own path.
-    pub(crate) fn into_parts(guard: Self) -> (&'a Mutex<T>, sync::MutexGuard<'a, T>) {
+    /// wait releases through its own path (into the lock's slot).
+    pub(crate) fn into_parts(guard: Self) -> (&'a Slot, sync::MutexGuard<'a, T>) {
         let mut guard = ManuallyDrop::new(guard);
-        let lock = guard.lock;
+        let slot = guard.slot;
         // SAFETY: `guard` is never used or dropped again, so the inner
         // guard is moved out exactly once.
         #[allow(unsafe_code)] // reason: moving out of a type with Drop
         let inner = unsafe { ManuallyDrop::take(&mut guard.inner) };
-        (lock, inner)
+        (slot, inner)
     }
 
     /// Puts a guard back together after a condition-variable wait.
-    pub(crate) fn from_parts(lock: &'a Mutex<T>, inner: sync::MutexGuard<'a, T>) -> Self {
-        lock.guard(inner)
-    }
-}
-
-impl<T: ?Sized> Mutex<T> {
-    /// The hand-off slot (for a condition variable's wait, which releases
-    /// and re-acquires this mutex).
-    pub(crate) fn slot(&self) -> &Slot {
-        &self.slot
+    pub(crate) fn from_parts(slot: &'a Slot, inner: sync::MutexGuard<'a, T>) -> Self {
+        MutexGuard {
+            slot,
+            inner: ManuallyDrop::new(inner),
+        }
     }
 }
 
@@ -203,7 +199,7 @@ impl<T: ?Sized> Drop for MutexGuard<'_, T> {
         // SAFETY: the lock is still held exclusively by this guard.
         #[allow(unsafe_code)] // reason: the slot's contract
         unsafe {
-            self.lock.slot.release_into(a.mutex_release);
+            self.slot.release_into(a.mutex_release);
         }
         // SAFETY: dropped once, here; the guard is not used afterwards.
         #[allow(unsafe_code)] // reason: releasing the inner guard after the record is stored
@@ -240,9 +236,11 @@ impl<T: ?Sized + fmt::Display> fmt::Display for MutexGuard<'_, T> {
     }
 }
 
-impl<T: ?Sized> fmt::Debug for Mutex<T> {
+/// std's: `Mutex { data: .., poisoned: .., .. }`, the data read through a
+/// `try_lock` of the inner lock (no hand-off, nothing merged).
+impl<T: ?Sized + fmt::Debug> fmt::Debug for Mutex<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Mutex").finish_non_exhaustive()
+        fmt::Debug::fmt(&self.inner, f)
     }
 }
 

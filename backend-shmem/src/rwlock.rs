@@ -31,16 +31,22 @@ pub struct RwLock<T: ?Sized> {
 }
 
 /// Shared access; dropping it is a reader's release.
+///
+/// It keeps where readers' releases go, not the lock: a `&RwLock<T>`
+/// would make the guard invariant in `T` (std's is covariant) and `Sync`
+/// only for `T: Send + Sync` (std's: for `T: Sync`).
 #[must_use = "if unused the RwLock will immediately unlock"]
 pub struct RwLockReadGuard<'a, T: ?Sized + 'a> {
-    lock: &'a RwLock<T>,
+    readers: &'a Readers,
     inner: ManuallyDrop<sync::RwLockReadGuard<'a, T>>,
 }
 
-/// Exclusive access; dropping it is a writer's release.
+/// Exclusive access; dropping it is a writer's release. It keeps the
+/// lock's hand-off records, not the lock (as [`RwLockReadGuard`]).
 #[must_use = "if unused the RwLock will immediately unlock"]
 pub struct RwLockWriteGuard<'a, T: ?Sized + 'a> {
-    lock: &'a RwLock<T>,
+    writer: &'a Slot,
+    readers: &'a Readers,
     inner: ManuallyDrop<sync::RwLockWriteGuard<'a, T>>,
 }
 
@@ -182,15 +188,42 @@ impl<T: ?Sized> RwLock<T> {
 
     fn read_guard<'a>(&'a self, inner: sync::RwLockReadGuard<'a, T>) -> RwLockReadGuard<'a, T> {
         RwLockReadGuard {
-            lock: self,
+            readers: &self.readers,
             inner: ManuallyDrop::new(inner),
         }
     }
 
     fn write_guard<'a>(&'a self, inner: sync::RwLockWriteGuard<'a, T>) -> RwLockWriteGuard<'a, T> {
         RwLockWriteGuard {
-            lock: self,
+            writer: &self.writer,
+            readers: &self.readers,
             inner: ManuallyDrop::new(inner),
+        }
+    }
+}
+
+impl<'a, T: ?Sized> RwLockWriteGuard<'a, T> {
+    /// Turns exclusive access into shared access without unlocking
+    /// (std's `RwLockWriteGuard::downgrade`: no writer can come between).
+    /// The downgrade is this writer's release (R8): the readers that
+    /// acquire after it merge it, as they merge a writer that unlocked;
+    /// the shared access that stays is released as any reader's.
+    #[cfg(not(loom))] // loom's guards cannot downgrade
+    pub fn downgrade(guard: Self) -> RwLockReadGuard<'a, T> {
+        let mut guard = ManuallyDrop::new(guard);
+        let record = released(|a| a.rwlock_write_release);
+        // SAFETY: the lock is still held exclusively by this guard.
+        #[allow(unsafe_code)] // reason: the slot's contract
+        unsafe {
+            guard.writer.write(record);
+        }
+        // SAFETY: `guard` is never used or dropped again, so the inner
+        // guard is moved out exactly once.
+        #[allow(unsafe_code)] // reason: moving out of a type with Drop
+        let inner = unsafe { ManuallyDrop::take(&mut guard.inner) };
+        RwLockReadGuard {
+            readers: guard.readers,
+            inner: ManuallyDrop::new(sync::RwLockWriteGuard::downgrade(inner)),
         }
     }
 }
@@ -208,7 +241,7 @@ impl<T: ?Sized> Drop for RwLockReadGuard<'_, T> {
         let action = actions().rwlock_read_release;
         let record = with_current(|s| s.release_split(action));
         if let Some(record) = record {
-            self.lock.readers.push(record);
+            self.readers.push(record);
         }
         // SAFETY: dropped once, here.
         #[allow(unsafe_code)] // reason: unlocking after the record is kept
@@ -224,7 +257,7 @@ impl<T: ?Sized> Drop for RwLockWriteGuard<'_, T> {
         // SAFETY: the lock is held exclusively by this guard.
         #[allow(unsafe_code)] // reason: the slot's contract
         unsafe {
-            self.lock.writer.write(record);
+            self.writer.write(record);
         }
         // SAFETY: dropped once, here.
         #[allow(unsafe_code)] // reason: unlocking after the record is stored
@@ -266,9 +299,11 @@ impl<T: ?Sized + fmt::Debug> fmt::Debug for RwLockWriteGuard<'_, T> {
     }
 }
 
-impl<T: ?Sized> fmt::Debug for RwLock<T> {
+/// std's: `RwLock { data: .., poisoned: .., .. }`, the data read through
+/// a `try_read` of the inner lock (no hand-off, nothing merged).
+impl<T: ?Sized + fmt::Debug> fmt::Debug for RwLock<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("RwLock").finish_non_exhaustive()
+        fmt::Debug::fmt(&self.inner, f)
     }
 }
 

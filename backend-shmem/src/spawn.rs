@@ -86,7 +86,6 @@ where
 }
 
 /// std's `thread::Builder` for measured threads.
-#[derive(Debug)]
 pub struct Builder {
     inner: std::thread::Builder,
 }
@@ -124,6 +123,34 @@ impl Builder {
         let inner = self.inner.spawn(body)?;
         Ok(JoinHandle { inner, end })
     }
+
+    /// Spawns a thread whose closure and result need not be `'static`
+    /// (std's `Builder::spawn_unchecked`); the spawn is a release its
+    /// start merges, the join merges its end (R8), as [`Builder::spawn`].
+    ///
+    /// # Safety
+    /// std's: the caller ensures that the thread ends, or is joined,
+    /// before anything `f` borrows or `T` refers to is gone.
+    #[allow(unsafe_code)] // reason: std's unsafe API, wrapped with std's contract
+    pub unsafe fn spawn_unchecked<F, T>(self, f: F) -> std::io::Result<JoinHandle<T>>
+    where
+        F: FnOnce() -> T + Send,
+        T: Send,
+    {
+        let end = Arc::new(End::default());
+        let body = child_body(spawn_record(), end.clone(), f);
+        // SAFETY: the caller keeps std's contract (see above); the body
+        // adds only `'static` data of its own (the spawn record, `end`).
+        let inner = unsafe { self.inner.spawn_unchecked(body) }?;
+        Ok(JoinHandle { inner, end })
+    }
+}
+
+/// std's: the builder's name and stack size.
+impl fmt::Debug for Builder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.inner, f)
+    }
 }
 
 impl Default for Builder {
@@ -155,6 +182,20 @@ impl<T> JoinHandle<T> {
     /// Whether the thread has finished.
     pub fn is_finished(&self) -> bool {
         self.inner.is_finished()
+    }
+}
+
+/// std's `JoinHandleExt`: the thread's pthread. A handle turned into its
+/// pthread is never joined through heisen, so its end is never merged (a
+/// detached thread's, R8).
+#[cfg(unix)]
+impl<T> std::os::unix::thread::JoinHandleExt for JoinHandle<T> {
+    fn as_pthread_t(&self) -> std::os::unix::thread::RawPthread {
+        self.inner.as_pthread_t()
+    }
+
+    fn into_pthread_t(self) -> std::os::unix::thread::RawPthread {
+        self.inner.into_pthread_t()
     }
 }
 
@@ -310,9 +351,10 @@ impl Builder {
     }
 }
 
+/// std's: the scope's running threads and whether one panicked.
 impl fmt::Debug for Scope<'_, '_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Scope").finish_non_exhaustive()
+        fmt::Debug::fmt(&self.inner, f)
     }
 }
 

@@ -167,6 +167,35 @@ fn rwlock_reader_merges_the_writer_and_writer_merges_the_readers() {
 }
 
 #[test]
+fn rwlock_downgrade_is_the_writer_s_release_readers_merge() {
+    setup();
+    let lock = Arc::new(RwLock::new(0u64));
+    let (downgraded, wait_downgraded) = channel();
+    let (read, wait_read) = channel();
+    let wrote = Mark::default();
+    let writer = {
+        let (lock, wrote) = (lock.clone(), wrote.clone());
+        std::thread::spawn(move || {
+            let mut g = lock.write().unwrap();
+            *g += in_region("held", work);
+            wrote.set();
+            // R8: the downgrade releases the write; the read stays held.
+            let g = heisen_shmem::RwLockWriteGuard::downgrade(g);
+            downgraded.send(()).unwrap();
+            wait_read.recv().unwrap(); // a reader came in beside this one
+            drop(g);
+        })
+    };
+    wait_downgraded.recv().unwrap();
+    let g = lock.read().unwrap(); // shares the lock with the downgraded writer
+    wrote.merged("a reader after the downgrade merged the writer's release");
+    assert!(*g > 0);
+    read.send(()).unwrap();
+    drop(g);
+    writer.join().unwrap();
+}
+
+#[test]
 fn condvar_wait_merges_its_notifier_or_the_mutex() {
     setup();
     let pair = Arc::new((Mutex::new(false), Condvar::new()));
@@ -324,6 +353,28 @@ fn spawn_start_merges_the_spawner_and_join_merges_the_end() {
         after_join >= child_at_end,
         "the join merged the child's end: {after_join} < {child_at_end}"
     );
+}
+
+#[test]
+fn spawn_unchecked_merges_as_spawn() {
+    setup();
+    in_region("held", work);
+    let spawner_before = longest();
+    let mut at = (0, 0);
+    let slot = &mut at;
+    // SAFETY: the thread is joined before `at` is read or goes.
+    #[allow(unsafe_code)] // reason: std's unsafe API, wrapped
+    let child = unsafe {
+        heisen_shmem::Builder::new().spawn_unchecked(move || {
+            slot.0 = longest();
+            in_region("read", work);
+            slot.1 = longest();
+        })
+    }
+    .unwrap();
+    child.join().unwrap();
+    assert!(at.0 >= spawner_before, "the start merged the spawner");
+    assert!(longest() >= at.1, "the join merged the end");
 }
 
 #[test]
