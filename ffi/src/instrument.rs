@@ -20,7 +20,7 @@
 //! exit both, so the region stack stays balanced.
 
 use core::cell::Cell;
-use core::ffi::c_void;
+use core::ffi::{c_int, c_void};
 use core::panic::AssertUnwindSafe;
 use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::collections::HashMap;
@@ -34,15 +34,20 @@ use heisen_shmem::runtime::{NO_REGION, Runtime};
 use heisen_shmem::{runtime, thread, with_current};
 
 use crate::actions::{Hot, Live, Mode};
-use crate::symbols::Symbols;
+use crate::symbols::{self, Symbols};
 
 /// Slots of the address table (a power of two, twice the name table).
 const SLOTS: usize = 1 << 15;
 /// Probes before a lookup gives up and asks the locked map.
 const PROBES: usize = 16;
 
+/// A slot whose function's object was unloaded (`dlclose`): lookups probe
+/// past it, an insert may take it. No function starts at this address.
+const GONE: usize = usize::MAX;
+
 /// Function address -> region id, written once per function under
-/// [`RESOLVER`], read by every hook without a lock.
+/// [`RESOLVER`] (and emptied again, to [`GONE`], when its object is
+/// unloaded), read by every hook without a lock.
 struct Table {
     /// 0 = empty; a key is published after its id (release/acquire).
     keys: [AtomicUsize; SLOTS],
@@ -79,22 +84,48 @@ impl Table {
     }
 
     /// Inserts under the resolver's lock (one writer); false when the
-    /// probe window is full (the locked map keeps the address then).
+    /// probe window is full (the locked map keeps the address then). The
+    /// first [`GONE`] slot of the window is reused.
     fn insert(&self, address: usize, id: u32) -> bool {
         let mut i = slot(address);
+        let mut free = None;
         for _ in 0..PROBES {
             let key = self.keys[i].load(Ordering::Relaxed);
             if key == address {
                 return true;
             }
+            if key == GONE && free.is_none() {
+                free = Some(i);
+            }
             if key == 0 {
-                self.ids[i].store(id, Ordering::Relaxed);
-                self.keys[i].store(address, Ordering::Release);
-                return true;
+                free = free.or(Some(i));
+                break;
             }
             i = (i + 1) & (SLOTS - 1);
         }
-        false
+        let Some(i) = free else {
+            return false;
+        };
+        self.ids[i].store(id, Ordering::Relaxed);
+        self.keys[i].store(address, Ordering::Release);
+        true
+    }
+
+    /// Empties `address`'s slot (under the resolver's lock): its object
+    /// was unloaded, and another may be loaded at the same address.
+    fn remove(&self, address: usize) {
+        let mut i = slot(address);
+        for _ in 0..PROBES {
+            let key = self.keys[i].load(Ordering::Relaxed);
+            if key == address {
+                self.keys[i].store(GONE, Ordering::Release);
+                return;
+            }
+            if key == 0 {
+                return;
+            }
+            i = (i + 1) & (SLOTS - 1);
+        }
     }
 }
 
@@ -146,6 +177,63 @@ fn resolve(rt: &'static Runtime, address: usize) -> Option<(u32, u64)> {
     let spent = rt.now().saturating_sub(t0);
     let _ = RESOLVING.try_with(|r| r.set(false));
     Some((id, spent))
+}
+
+/// Forgets the functions of objects no longer loaded (after a `dlclose`
+/// that unloaded one), so that a function of an object loaded later at
+/// the same address gets its own name. Their regions stay, with what
+/// was measured in them.
+fn forget_unloaded() {
+    if resolver().as_ref().is_none_or(|r| r.ids.is_empty()) {
+        return;
+    }
+    // The loader's lock is taken before the resolver's, as in `resolve`.
+    let loaded = symbols::Loaded::now();
+    let mut guard = resolver();
+    let Some(resolver) = guard.as_mut() else {
+        return;
+    };
+    resolver.ids.retain(|&address, _| {
+        let keep = loaded.contains(address);
+        if !keep {
+            TABLE.remove(address);
+        }
+        keep
+    });
+    resolver.symbols.retain(&loaded);
+}
+
+/// `dlclose` as the program's (this library comes before the C library
+/// in the lookup order): the C library's, then, if an object was
+/// unloaded, its functions are forgotten ([`forget_unloaded`]). Without
+/// it, a library loaded where an unloaded one was kept the first one's
+/// names for its functions.
+///
+/// # Safety
+/// As `dlclose`: `handle` is one `dlopen` returned.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlclose(handle: *mut c_void) -> c_int {
+    type Close = unsafe extern "C" fn(*mut c_void) -> c_int;
+    static REAL: AtomicUsize = AtomicUsize::new(0);
+    let mut real = REAL.load(Ordering::Acquire);
+    if real == 0 {
+        // SAFETY: dlsym with RTLD_NEXT and a NUL-terminated name.
+        real = unsafe { libc::dlsym(libc::RTLD_NEXT, c"dlclose".as_ptr()) } as usize;
+        if real == 0 {
+            // A program linked statically with the C library: no other
+            // dlclose to call.
+            return -1;
+        }
+        REAL.store(real, Ordering::Release);
+    }
+    // SAFETY: `real` is the C library's dlclose, which has this type.
+    let real: Close = unsafe { core::mem::transmute::<usize, Close>(real) };
+    // SAFETY: the caller's handle, passed on.
+    let rc = unsafe { real(handle) };
+    if rc == 0 {
+        let _ = catch_unwind(forget_unloaded);
+    }
+    rc
 }
 
 /// An address the calibration enters as a function; mapped to the
@@ -344,6 +432,38 @@ mod tests {
         }
         assert_eq!(table.get(0x40_0008), None);
         assert_eq!(table.get(0x7f00_0000_0000), None);
+    }
+
+    #[test]
+    fn a_removed_address_is_gone_and_its_slot_reused_without_breaking_probes() {
+        let table = Box::new(Table {
+            keys: [const { AtomicUsize::new(0) }; SLOTS],
+            ids: [const { AtomicU32::new(NO_REGION) }; SLOTS],
+        });
+        // Three addresses in one probe chain: the same slot.
+        let a = 0x40_0000;
+        let chain: Vec<usize> = (1..)
+            .map(|i| a + 16 * i)
+            .filter(|&x| slot(x) == slot(a))
+            .take(2)
+            .collect();
+        let (b, c) = (chain[0], chain[1]);
+        for (x, id) in [(a, 1), (b, 2), (c, 3)] {
+            assert!(table.insert(x, id));
+        }
+        table.remove(b);
+        assert_eq!(table.get(b), None);
+        // Probes go on past the emptied slot.
+        assert_eq!(table.get(c), Some(3));
+        assert_eq!(table.get(a), Some(1));
+        // Another function at the removed address gets its own id, in
+        // the emptied slot, not after the chain.
+        assert!(table.insert(b, 4));
+        assert_eq!(table.get(b), Some(4));
+        assert_eq!(
+            table.keys[(slot(a) + 1) & (SLOTS - 1)].load(Ordering::Relaxed),
+            b
+        );
     }
 
     #[test]

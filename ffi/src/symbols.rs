@@ -102,6 +102,87 @@ impl Symbols {
     }
 }
 
+/// The address ranges and files of the objects loaded at one moment.
+#[derive(Debug)]
+pub(crate) struct Loaded {
+    /// The `PT_LOAD` segments' `[start, end)`.
+    ranges: Vec<(u64, u64)>,
+    paths: Vec<PathBuf>,
+}
+
+impl Loaded {
+    /// The objects loaded now (`dl_iterate_phdr`).
+    pub(crate) fn now() -> Loaded {
+        unsafe extern "C" fn visit(
+            info: *mut libc::dl_phdr_info,
+            _size: usize,
+            data: *mut c_void,
+        ) -> c_int {
+            // SAFETY: dl_iterate_phdr passes a valid info, and `data` is
+            // the `Loaded` below, alive for the whole iteration.
+            let (info, loaded) = unsafe { (&*info, &mut *data.cast::<Loaded>()) };
+            for h in headers(info) {
+                if h.p_type == libc::PT_LOAD {
+                    let start = info.dlpi_addr.wrapping_add(h.p_vaddr);
+                    loaded.ranges.push((start, start.wrapping_add(h.p_memsz)));
+                }
+            }
+            loaded.paths.push(path_of(info));
+            0
+        }
+        let mut loaded = Loaded {
+            ranges: Vec::new(),
+            paths: Vec::new(),
+        };
+        // SAFETY: `visit` matches the callback type and only touches `loaded`.
+        unsafe { libc::dl_iterate_phdr(Some(visit), (&raw mut loaded).cast()) };
+        loaded
+    }
+
+    /// Whether `address` lies in a loaded object.
+    pub(crate) fn contains(&self, address: usize) -> bool {
+        let a = address as u64;
+        self.ranges
+            .iter()
+            .any(|&(start, end)| (start..end).contains(&a))
+    }
+}
+
+impl Symbols {
+    /// Drops the symbol tables of files no longer loaded: a file loaded
+    /// again later may have been rebuilt.
+    pub(crate) fn retain(&mut self, loaded: &Loaded) {
+        self.objects.retain(|path, _| loaded.paths.contains(path));
+    }
+}
+
+/// An object's program headers.
+fn headers(info: &libc::dl_phdr_info) -> &[libc::Elf64_Phdr] {
+    if info.dlpi_phdr.is_null() {
+        &[]
+    } else {
+        // SAFETY: dlpi_phdr points to dlpi_phnum program headers, alive
+        // during the callback that got `info`.
+        unsafe { core::slice::from_raw_parts(info.dlpi_phdr, usize::from(info.dlpi_phnum)) }
+    }
+}
+
+/// An object's file: its name, `/proc/self/exe` for the main program
+/// (whose name is empty).
+fn path_of(info: &libc::dl_phdr_info) -> PathBuf {
+    let name = if info.dlpi_name.is_null() {
+        &[][..]
+    } else {
+        // SAFETY: dlpi_name is a NUL-terminated string of the loader.
+        unsafe { CStr::from_ptr(info.dlpi_name) }.to_bytes()
+    };
+    if name.is_empty() {
+        PathBuf::from("/proc/self/exe")
+    } else {
+        PathBuf::from(String::from_utf8_lossy(name).into_owned())
+    }
+}
+
 /// The name `dladdr` gives if an exported symbol starts at `address`.
 fn exported(address: usize) -> Option<String> {
     let mut info = libc::Dl_info {
@@ -136,32 +217,14 @@ fn object_of(address: usize) -> Option<(u64, PathBuf)> {
         // SAFETY: dl_iterate_phdr passes a valid info, and `data` is the
         // `Search` below, alive for the whole iteration.
         let (info, search) = unsafe { (&*info, &mut *data.cast::<Search>()) };
-        let headers: &[libc::Elf64_Phdr] = if info.dlpi_phdr.is_null() {
-            &[]
-        } else {
-            // SAFETY: dlpi_phdr points to dlpi_phnum program headers.
-            unsafe { core::slice::from_raw_parts(info.dlpi_phdr, usize::from(info.dlpi_phnum)) }
-        };
-        let inside = headers.iter().any(|h| {
+        let inside = headers(info).iter().any(|h| {
             let start = info.dlpi_addr.wrapping_add(h.p_vaddr);
             h.p_type == libc::PT_LOAD && (start..start + h.p_memsz).contains(&search.address)
         });
         if !inside {
             return 0;
         }
-        let name = if info.dlpi_name.is_null() {
-            &[][..]
-        } else {
-            // SAFETY: dlpi_name is a NUL-terminated string of the loader.
-            unsafe { CStr::from_ptr(info.dlpi_name) }.to_bytes()
-        };
-        // The main program has an empty name.
-        let path = if name.is_empty() {
-            PathBuf::from("/proc/self/exe")
-        } else {
-            PathBuf::from(String::from_utf8_lossy(name).into_owned())
-        };
-        search.found = Some((info.dlpi_addr, path));
+        search.found = Some((info.dlpi_addr, path_of(info)));
         1
     }
     let mut search = Search {

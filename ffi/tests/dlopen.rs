@@ -3,9 +3,12 @@
 //! initial-exec TLS variable (`heisen_shmem`'s `current` module), so the
 //! library needs room in the static TLS area and every thread, the one
 //! that existed before the library did too, must get its own zeroed slot.
+//! And instrumented plugins opened and closed in turn at one address by a
+//! program linked with it: each function named after the plugin it is in.
 
 mod common;
 
+use std::path::Path;
 use std::process::Command;
 
 use common::*;
@@ -42,4 +45,62 @@ fn a_program_that_dlopens_libheisen_measures_its_threads() {
         .filter(|&n| n > 0)
         .collect();
     assert_eq!(counts, [1000, 1000], "one location per thread");
+}
+
+/// Builds `tests/c/NAME.c` as `libNAME.so` in `dir`, instrumented.
+fn build_plugin(dir: &Path, name: &str) {
+    let out = Command::new("cc")
+        .current_dir(dir)
+        .args(["-shared", "-fPIC", "-O1", "-finstrument-functions", "-o"])
+        .arg(format!("lib{name}.so"))
+        .arg(source(&format!("tests/c/{name}.c")))
+        .output()
+        .expect("run cc");
+    assert!(out.status.success(), "{}", describe(&out));
+}
+
+#[test]
+fn a_plugin_loaded_where_an_unloaded_one_was_gets_its_own_names() {
+    let dir = work_dir("plugins");
+    build_plugin(&dir, "plugin_one");
+    build_plugin(&dir, "plugin_two");
+    let exe = build(
+        Language::C,
+        &dir,
+        "plugins",
+        &[source("tests/c/plugins.c")],
+        &["-O1", "-finstrument-functions", "-ldl"],
+    );
+    let out = run(
+        &exe,
+        &dir,
+        &[],
+        &[("HEISEN_OUTPUT", dir.to_str().expect("utf-8"))],
+    );
+    assert_eq!(
+        stdout(&out),
+        "./libplugin_one.so 30200\n./libplugin_two.so 200800\n./libplugin_one.so 270600\n\
+         same address yes\n",
+        "the loader reuses the address (else this test checks nothing): {}",
+        describe(&out)
+    );
+    assert!(out.stderr.is_empty(), "{}", describe(&out));
+    let report = report(&dir);
+    let count = |name: &str| {
+        let id = region_id(&report, name).unwrap_or_else(|| panic!("no region {name}"));
+        report["locations"]
+            .as_array()
+            .expect("locations")
+            .iter()
+            .map(|l| region_totals(l, id).0)
+            .sum::<u64>()
+    };
+    // plugin_one called with 100 and 300, plugin_two with 200.
+    assert_eq!(count("alpha_mid"), 400);
+    assert_eq!(count("alpha_leaf"), 800);
+    assert_eq!(count("bravo_mid"), 200);
+    assert_eq!(count("bravo_leaf"), 400);
+    assert_eq!(count("plugin_run"), 3);
+    assert_eq!(count("run_plugin"), 3);
+    assert_eq!(report["runtime"]["exit_mismatches"], 0);
 }
