@@ -280,8 +280,23 @@ pub(crate) fn enter<M: Mode>(address: usize) {
 #[inline(never)]
 extern "C" fn enter_thread(id: u32, cost: Cost) {
     let _ = catch_unwind(AssertUnwindSafe(|| {
-        thread::enter_region(id, 0, cost, Path::Hook)
+        if thread::enter_region(id, 0, cost, Path::Hook).is_none() {
+            unmeasured_enter();
+        }
     }));
+}
+
+/// An enter the thread did not measure: counted if a runtime call was
+/// under way on the thread (a signal handler interrupted it), so that the
+/// report says how many calls it is missing.
+#[cold]
+#[inline(never)]
+fn unmeasured_enter() {
+    if thread::busy()
+        && let Some(rt) = runtime::existing()
+    {
+        rt.count_nested();
+    }
 }
 
 /// [`enter`]'s cases other than the common one (start-up, calibration, a
@@ -302,7 +317,12 @@ fn enter_slow<M: Mode>(address: usize) {
                 let registered = thread::registered();
                 match resolve(rt, address) {
                     Some((id, spent)) => (id, if registered { spent } else { 0 }),
-                    None => return,
+                    None => {
+                        // A first call made while this thread resolves a
+                        // name (a signal handler interrupted it).
+                        rt.count_nested();
+                        return;
+                    }
                 }
             }
         };
@@ -310,13 +330,16 @@ fn enter_slow<M: Mode>(address: usize) {
             return;
         }
         let cost = rt.cost(actions.hook_enter);
-        with_current(|s| {
+        let measured = with_current(|s| {
             if spent > 0 {
                 // R1: the name's resolution, measured directly.
                 s.overhead(spent);
             }
             s.enter_costing(id, 0, cost);
         });
+        if measured.is_none() {
+            unmeasured_enter();
+        }
     }));
 }
 
