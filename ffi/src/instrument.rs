@@ -184,6 +184,12 @@ fn resolve(rt: &'static Runtime, address: usize) -> Option<(u32, u64)> {
 /// the same address gets its own name. Their regions stay, with what
 /// was measured in them.
 fn forget_unloaded() {
+    // Nothing is measured any more (after the report, or in a forked
+    // child, where the resolver's lock may be held by a thread of the
+    // parent that does not exist here): the names will not be used.
+    if runtime::existing().is_none_or(|rt| rt.is_off()) {
+        return;
+    }
     if resolver().as_ref().is_none_or(|r| r.ids.is_empty()) {
         return;
     }
