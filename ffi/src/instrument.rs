@@ -234,9 +234,11 @@ pub unsafe extern "C" fn dlclose(handle: *mut c_void) -> c_int {
     }
     // SAFETY: `real` is the C library's dlclose, which has this type.
     let real: Close = unsafe { core::mem::transmute::<usize, Close>(real) };
+    // Most closes only drop a reference: nothing to forget then.
+    let before = symbols::unloads();
     // SAFETY: the caller's handle, passed on.
     let rc = unsafe { real(handle) };
-    if rc == 0 {
+    if rc == 0 && symbols::unloads() != before {
         let _ = catch_unwind(forget_unloaded);
     }
     rc

@@ -148,6 +148,28 @@ impl Loaded {
     }
 }
 
+/// How many objects the process has unloaded so far (the loader's count,
+/// `dlpi_subs`): a `dlclose` that leaves it unchanged unloaded nothing.
+pub(crate) fn unloads() -> u64 {
+    unsafe extern "C" fn visit(
+        info: *mut libc::dl_phdr_info,
+        size: usize,
+        data: *mut c_void,
+    ) -> c_int {
+        // SAFETY: dl_iterate_phdr passes a valid info of `size` bytes, and
+        // `data` is the `u64` below, alive for the whole iteration.
+        let (info, subs) = unsafe { (&*info, &mut *data.cast::<u64>()) };
+        if size >= core::mem::size_of::<libc::dl_phdr_info>() {
+            *subs = info.dlpi_subs;
+        }
+        1 // every object carries the same count: the first will do
+    }
+    let mut subs = 0u64;
+    // SAFETY: `visit` matches the callback type and only touches `subs`.
+    unsafe { libc::dl_iterate_phdr(Some(visit), (&raw mut subs).cast()) };
+    subs
+}
+
 impl Symbols {
     /// Drops the symbol tables of files no longer loaded: a file loaded
     /// again later may have been rebuilt.
