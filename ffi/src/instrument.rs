@@ -22,7 +22,7 @@
 use core::cell::Cell;
 use core::ffi::{c_int, c_void};
 use core::panic::AssertUnwindSafe;
-use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::collections::HashMap;
 use std::panic::catch_unwind;
 use std::sync::{Mutex, MutexGuard};
@@ -158,13 +158,36 @@ fn resolve(rt: &'static Runtime, address: usize) -> Option<(u32, u64)> {
         return None;
     }
     let t0 = rt.now();
-    let id = {
+    let known = resolver()
+        .as_ref()
+        .and_then(|r| r.ids.get(&address).copied());
+    let id = match known {
+        Some(id) => id,
+        None => {
+            // The loader first, with the resolver's lock not held: a
+            // thread in `dlopen` holds the loader's lock while it runs
+            // the new object's constructors, whose first calls wait for
+            // the resolver's (a plugin with an instrumented constructor
+            // loaded while another thread resolved a name hung both).
+            let place = symbols::locate(address);
+            resolve_at(rt, address, place)
+        }
+    };
+    let spent = rt.now().saturating_sub(t0);
+    let _ = RESOLVING.try_with(|r| r.set(false));
+    Some((id, spent))
+}
+
+/// [`resolve`]'s part under the resolver's lock: the name from the
+/// object's symbol table, its region id, the tables.
+fn resolve_at(rt: &'static Runtime, address: usize, place: symbols::Place) -> u32 {
+    {
         let mut guard = resolver();
         let resolver = guard.get_or_insert_with(Resolver::default);
         match resolver.ids.get(&address) {
             Some(&id) => id,
             None => {
-                let name = resolver.symbols.name_of(address);
+                let name = resolver.symbols.name_of(address, place);
                 // A name the table refuses (full) leaves the function
                 // unmeasured; the runtime reports the count.
                 let id = rt.region_id(&name).unwrap_or(NO_REGION);
@@ -173,10 +196,7 @@ fn resolve(rt: &'static Runtime, address: usize) -> Option<(u32, u64)> {
                 id
             }
         }
-    };
-    let spent = rt.now().saturating_sub(t0);
-    let _ = RESOLVING.try_with(|r| r.set(false));
-    Some((id, spent))
+    }
 }
 
 /// Forgets the functions of objects no longer loaded (after a `dlclose`
@@ -184,34 +204,50 @@ fn resolve(rt: &'static Runtime, address: usize) -> Option<(u32, u64)> {
 /// the same address gets its own name. Their regions stay, with what
 /// was measured in them.
 fn forget_unloaded() {
-    // Nothing is measured any more (after the report, or in a forked
-    // child, where the resolver's lock may be held by a thread of the
-    // parent that does not exist here): the names will not be used.
-    if runtime::existing().is_none_or(|rt| rt.is_off()) {
+    if !resolving() {
         return;
     }
-    if resolver().as_ref().is_none_or(|r| r.ids.is_empty()) {
-        return;
-    }
-    // The loader's lock is taken before the resolver's, as in `resolve`.
+    // The loader first, the resolver's lock not held (see `resolve`).
     let loaded = symbols::Loaded::now();
+    forget(|address| !loaded.contains(address));
+    if let Some(resolver) = resolver().as_mut() {
+        resolver.symbols.retain(&loaded);
+    }
+}
+
+/// Whether names are being resolved, so that there is something to
+/// forget. Not once nothing is measured any more (after the report, or
+/// in a forked child, where the resolver's lock may be held by a thread
+/// of the parent that does not exist here): the names will not be used.
+fn resolving() -> bool {
+    runtime::existing().is_some_and(|rt| !rt.is_off())
+        && resolver().as_ref().is_some_and(|r| !r.ids.is_empty())
+}
+
+/// Forgets the resolved functions at the addresses `gone` picks.
+fn forget(gone: impl Fn(usize) -> bool) {
     let mut guard = resolver();
     let Some(resolver) = guard.as_mut() else {
         return;
     };
     resolver.ids.retain(|&address, _| {
-        let keep = loaded.contains(address);
+        let keep = !gone(address);
         if !keep {
             TABLE.remove(address);
+            FORGOTTEN.store(true, Ordering::Relaxed);
         }
         keep
     });
-    resolver.symbols.retain(&loaded);
 }
 
+/// Set once a resolved function was forgotten ([`forget`]): from then on
+/// an exit of an unknown function may be one whose enter was measured.
+static FORGOTTEN: AtomicBool = AtomicBool::new(false);
+
 /// `dlclose` as the program's (this library comes before the C library
-/// in the lookup order): the C library's, then, if an object was
-/// unloaded, its functions are forgotten ([`forget_unloaded`]). Without
+/// in the lookup order): the closed object's functions are forgotten,
+/// the C library's `dlclose` runs, then, if objects were unloaded, the
+/// functions of every object no longer loaded ([`forget_unloaded`]). Without
 /// it, a library loaded where an unloaded one was kept the first one's
 /// names for its functions.
 ///
@@ -234,7 +270,19 @@ pub unsafe extern "C" fn dlclose(handle: *mut c_void) -> c_int {
     }
     // SAFETY: `real` is the C library's dlclose, which has this type.
     let real: Close = unsafe { core::mem::transmute::<usize, Close>(real) };
-    // Most closes only drop a reference: nothing to forget then.
+    // The closed object's functions are forgotten before it may be
+    // unmapped: once it is, another thread may load a library there and
+    // call it at once (if the object stays loaded, its functions are only
+    // resolved again, to the same names).
+    let _ = catch_unwind(|| {
+        if resolving()
+            && let Some(closing) = symbols::Loaded::of_handle(handle)
+        {
+            forget(|address| closing.contains(address));
+        }
+    });
+    // Most closes only drop a reference. Those that unload something may
+    // unload the object's dependencies too: forgotten after.
     let before = symbols::unloads();
     // SAFETY: the caller's handle, passed on.
     let rc = unsafe { real(handle) };
@@ -401,6 +449,18 @@ fn exit_slow<M: Mode>(address: usize) {
             // enter was measured (the table's probe window was full).
             None => match known(address) {
                 Some(id) => id,
+                // Forgotten since its enter (`dlclose` of its object by
+                // another thread that still had it open, or a scan that
+                // raced with its object's load): resolved again, to the
+                // name its enter had. Its exit was dropped before, leaving
+                // the frame open.
+                None if FORGOTTEN.load(Ordering::Relaxed) => match resolve(rt, address) {
+                    Some((id, spent)) => {
+                        with_current(|s| s.overhead(spent));
+                        id
+                    }
+                    None => return,
+                },
                 None => return,
             },
         };

@@ -77,14 +77,40 @@ impl Table {
     }
 }
 
+/// What the dynamic loader says of an address ([`locate`]).
+#[derive(Debug)]
+pub(crate) enum Place {
+    /// An exported symbol starts there: its readable name.
+    Exported(String),
+    /// In the object of this file, loaded at this bias.
+    Object(u64, PathBuf),
+    /// In no loaded object.
+    Nowhere,
+}
+
+/// Asks the dynamic loader about `address` (`dladdr`, `dl_iterate_phdr`,
+/// both of which take the loader's lock): call it holding none of
+/// heisen's locks, since a thread running an object's constructors holds
+/// the loader's lock and may be waiting for one of them.
+pub(crate) fn locate(address: usize) -> Place {
+    if let Some(name) = exported(address) {
+        return Place::Exported(name);
+    }
+    match object_of(address) {
+        Some((bias, path)) => Place::Object(bias, path),
+        None => Place::Nowhere,
+    }
+}
+
 impl Symbols {
-    /// The name of the function at `address` (see the module docs).
-    pub(crate) fn name_of(&mut self, address: usize) -> String {
-        if let Some(name) = exported(address) {
-            return name;
-        }
-        let Some((bias, path)) = object_of(address) else {
-            return format!("{address:#x}@?");
+    /// The name of the function at `address`, which [`locate`] placed
+    /// (see the module docs); reads the object's symbol table, without
+    /// the loader.
+    pub(crate) fn name_of(&mut self, address: usize, place: Place) -> String {
+        let (bias, path) = match place {
+            Place::Exported(name) => return name,
+            Place::Object(bias, path) => (bias, path),
+            Place::Nowhere => return format!("{address:#x}@?"),
         };
         let value = (address as u64).wrapping_sub(bias);
         let table = self
@@ -113,14 +139,27 @@ pub(crate) struct Loaded {
 impl Loaded {
     /// The objects loaded now (`dl_iterate_phdr`).
     pub(crate) fn now() -> Loaded {
+        Loaded::now_with(|_| true)
+    }
+
+    /// The objects loaded now that `pick` picks.
+    fn now_with(pick: impl Fn(&libc::dl_phdr_info) -> bool) -> Loaded {
+        struct Walk<'a> {
+            loaded: Loaded,
+            pick: &'a dyn Fn(&libc::dl_phdr_info) -> bool,
+        }
         unsafe extern "C" fn visit(
             info: *mut libc::dl_phdr_info,
             _size: usize,
             data: *mut c_void,
         ) -> c_int {
             // SAFETY: dl_iterate_phdr passes a valid info, and `data` is
-            // the `Loaded` below, alive for the whole iteration.
-            let (info, loaded) = unsafe { (&*info, &mut *data.cast::<Loaded>()) };
+            // the `Walk` below, alive for the whole iteration.
+            let (info, walk) = unsafe { (&*info, &mut *data.cast::<Walk>()) };
+            if !(walk.pick)(info) {
+                return 0;
+            }
+            let loaded = &mut walk.loaded;
             for h in headers(info) {
                 if h.p_type == libc::PT_LOAD {
                     let start = info.dlpi_addr.wrapping_add(h.p_vaddr);
@@ -130,13 +169,52 @@ impl Loaded {
             loaded.paths.push(path_of(info));
             0
         }
-        let mut loaded = Loaded {
-            ranges: Vec::new(),
-            paths: Vec::new(),
+        let mut walk = Walk {
+            loaded: Loaded {
+                ranges: Vec::new(),
+                paths: Vec::new(),
+            },
+            pick: &pick,
         };
-        // SAFETY: `visit` matches the callback type and only touches `loaded`.
-        unsafe { libc::dl_iterate_phdr(Some(visit), (&raw mut loaded).cast()) };
-        loaded
+        // SAFETY: `visit` matches the callback type and only touches `walk`.
+        unsafe { libc::dl_iterate_phdr(Some(visit), (&raw mut walk).cast()) };
+        walk.loaded
+    }
+
+    /// The object `handle` (one `dlopen` returned) is, unless it is the
+    /// main program (which is never unloaded): `None` if the loader does
+    /// not know the handle.
+    pub(crate) fn of_handle(handle: *mut c_void) -> Option<Loaded> {
+        /// The start of glibc's `struct link_map` (`<link.h>`, public).
+        #[repr(C)]
+        struct LinkMap {
+            l_addr: u64,
+            l_name: *const core::ffi::c_char,
+        }
+        if handle.is_null() {
+            return None;
+        }
+        let mut map: *const LinkMap = core::ptr::null();
+        // SAFETY: dlinfo writes the handle's link map pointer to `map`.
+        let rc = unsafe { libc::dlinfo(handle, libc::RTLD_DI_LINKMAP, (&raw mut map).cast()) };
+        if rc != 0 || map.is_null() {
+            return None;
+        }
+        // SAFETY: the loader's link map of a loaded object; its name is a
+        // NUL-terminated string of the loader, alive while it is loaded.
+        let (bias, name) = unsafe {
+            let map = &*map;
+            if map.l_name.is_null() {
+                return None;
+            }
+            (map.l_addr, CStr::from_ptr(map.l_name).to_bytes().to_vec())
+        };
+        if name.is_empty() {
+            return None;
+        }
+        let path = PathBuf::from(String::from_utf8_lossy(&name).into_owned());
+        let all = Loaded::now_with(|info| info.dlpi_addr == bias && path_of(info) == path);
+        (!all.ranges.is_empty()).then_some(all)
     }
 
     /// Whether `address` lies in a loaded object.
@@ -327,7 +405,8 @@ mod tests {
     #[test]
     fn an_address_of_this_test_binary_resolves_to_its_symbol() {
         let mut symbols = Symbols::default();
-        let name = symbols.name_of(a_local_function as extern "C" fn() -> u32 as usize);
+        let address = a_local_function as extern "C" fn() -> u32 as usize;
+        let name = symbols.name_of(address, locate(address));
         // Rust symbols are not C++ manglings: the raw symbol contains the path.
         assert!(name.contains("a_local_function"), "{name}");
     }
@@ -335,6 +414,6 @@ mod tests {
     #[test]
     fn an_address_in_no_object_is_named_by_its_address() {
         let mut symbols = Symbols::default();
-        assert_eq!(symbols.name_of(0x10), "0x10@?");
+        assert_eq!(symbols.name_of(0x10, locate(0x10)), "0x10@?");
     }
 }
