@@ -47,6 +47,11 @@ pub struct RuntimeInfo {
     /// unmeasured until the thread ended.
     #[serde(default)]
     pub calls_abandoned: u64,
+    /// Calls of instrumented functions made while a heisen call was under
+    /// way on their thread (a signal handler that interrupted it): they
+    /// and their exits went unmeasured.
+    #[serde(default)]
+    pub calls_nested: u64,
     /// Bytes the runtime's tables took (R12: independent of run length).
     pub memory_bytes: u64,
     /// Whether this runtime was shared by several heisen libraries.
@@ -214,6 +219,7 @@ fn sources<'a>(
         exits_without_enter: errors.exit_without_enter,
         frames_unwound: errors.unwound,
         calls_abandoned: errors.abandoned,
+        calls_nested: rt.nested(),
         memory_bytes: memory as u64,
         shared: rt.is_shared(),
         calibration: rt.pairs(),

@@ -399,6 +399,9 @@ pub struct Runtime {
     /// (or the process is a forked child). One flag, so that a hot path
     /// tests one byte; set, never cleared.
     off: AtomicBool,
+    /// Calls of instrumented functions made while a runtime call was under
+    /// way on their thread, so unmeasured ([`Runtime::count_nested`]).
+    nested: AtomicU64,
     notes: Mutex<Vec<String>>,
     /// How each pair costed in situ was calibrated (R1): the region
     /// paths, the thread interposer's mutex pair.
@@ -634,6 +637,7 @@ impl Runtime {
             backend: Mutex::new("shmem".to_owned()),
             report_name: Mutex::new(None),
             off: AtomicBool::new(config.disabled),
+            nested: AtomicU64::new(0),
             notes: Mutex::new(problems),
             pairs: Mutex::new(Vec::new()),
             shared: AtomicBool::new(false),
@@ -693,6 +697,23 @@ impl Runtime {
     pub fn is_finished(&self) -> bool {
         // A disabled runtime starts off and never writes a report.
         !self.config.disabled && self.off.load(Ordering::Acquire)
+    }
+
+    /// Counts a call of an instrumented function that went unmeasured
+    /// because a runtime call was under way on its thread: a signal
+    /// handler that interrupted that call (a hook takes a large share of
+    /// an instrumented program's time), or code the call itself ran. Its
+    /// exit goes unmeasured too, so the region stack stays balanced; the
+    /// report counts the calls (`runtime.calls_nested`, R12: what is not
+    /// measured is counted).
+    #[cold]
+    pub fn count_nested(&self) {
+        self.nested.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The calls [`Runtime::count_nested`] counted.
+    pub fn nested(&self) -> u64 {
+        self.nested.load(Ordering::Relaxed)
     }
 
     /// Whether nothing is measured: disabled, or the report was written.

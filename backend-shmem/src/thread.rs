@@ -916,6 +916,20 @@ fn light(step: impl FnOnce(&mut Probe) -> bool) -> bool {
     light
 }
 
+/// Whether a runtime call is under way on this thread (not counting
+/// [`quiet`] guards): a call made now is nested in it (a signal handler
+/// interrupted it, or it ran the caller's code) and goes unmeasured.
+pub fn busy() -> bool {
+    let p = current::get();
+    if p.is_null() {
+        return false;
+    }
+    // SAFETY: as in `with_state`.
+    #[allow(unsafe_code)] // reason: the thread-local pointer to a leaked slot
+    let thread = unsafe { &*p };
+    thread.blocked.get() & BUSY != 0
+}
+
 /// This thread's state, without settling (see the two above).
 #[inline(always)]
 fn with_state<R>(f: impl FnOnce(&mut ThreadState) -> R) -> Option<R> {

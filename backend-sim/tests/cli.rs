@@ -463,6 +463,8 @@ fn report_lists_what_the_runtime_dropped() {
     r["runtime"]["names_dropped"] = 1.into();
     r["runtime"]["exit_mismatches"] = 3.into();
     r["runtime"]["running_at_exit"] = 1.into();
+    r["runtime"]["calls_abandoned"] = 4.into();
+    r["runtime"]["calls_nested"] = 5.into();
     r["runtime"]["future_field"] = "ignored".into();
     let path = dir.join("problems.json");
     std::fs::write(&path, r.to_string()).unwrap();
@@ -478,6 +480,8 @@ fn report_lists_what_the_runtime_dropped() {
         "1 region names did not fit",
         "3 region exits did not match",
         "1 threads were still running at exit",
+        "4 heisen calls were left by a jump out of a signal handler",
+        "5 calls of instrumented functions interrupted a heisen call",
     ] {
         assert!(line.contains(phrase), "{phrase}: {line}");
     }

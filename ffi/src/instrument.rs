@@ -20,9 +20,9 @@
 //! exit both, so the region stack stays balanced.
 
 use core::cell::Cell;
-use core::ffi::c_void;
+use core::ffi::{c_int, c_void};
 use core::panic::AssertUnwindSafe;
-use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::collections::HashMap;
 use std::panic::catch_unwind;
 use std::sync::{Mutex, MutexGuard};
@@ -34,15 +34,20 @@ use heisen_shmem::runtime::{NO_REGION, Runtime};
 use heisen_shmem::{runtime, thread, with_current};
 
 use crate::actions::{Hot, Live, Mode};
-use crate::symbols::Symbols;
+use crate::symbols::{self, Symbols};
 
 /// Slots of the address table (a power of two, twice the name table).
 const SLOTS: usize = 1 << 15;
 /// Probes before a lookup gives up and asks the locked map.
 const PROBES: usize = 16;
 
+/// A slot whose function's object was unloaded (`dlclose`): lookups probe
+/// past it, an insert may take it. No function starts at this address.
+const GONE: usize = usize::MAX;
+
 /// Function address -> region id, written once per function under
-/// [`RESOLVER`], read by every hook without a lock.
+/// [`RESOLVER`] (and emptied again, to [`GONE`], when its object is
+/// unloaded), read by every hook without a lock.
 struct Table {
     /// 0 = empty; a key is published after its id (release/acquire).
     keys: [AtomicUsize; SLOTS],
@@ -79,22 +84,48 @@ impl Table {
     }
 
     /// Inserts under the resolver's lock (one writer); false when the
-    /// probe window is full (the locked map keeps the address then).
+    /// probe window is full (the locked map keeps the address then). The
+    /// first [`GONE`] slot of the window is reused.
     fn insert(&self, address: usize, id: u32) -> bool {
         let mut i = slot(address);
+        let mut free = None;
         for _ in 0..PROBES {
             let key = self.keys[i].load(Ordering::Relaxed);
             if key == address {
                 return true;
             }
+            if key == GONE && free.is_none() {
+                free = Some(i);
+            }
             if key == 0 {
-                self.ids[i].store(id, Ordering::Relaxed);
-                self.keys[i].store(address, Ordering::Release);
-                return true;
+                free = free.or(Some(i));
+                break;
             }
             i = (i + 1) & (SLOTS - 1);
         }
-        false
+        let Some(i) = free else {
+            return false;
+        };
+        self.ids[i].store(id, Ordering::Relaxed);
+        self.keys[i].store(address, Ordering::Release);
+        true
+    }
+
+    /// Empties `address`'s slot (under the resolver's lock): its object
+    /// was unloaded, and another may be loaded at the same address.
+    fn remove(&self, address: usize) {
+        let mut i = slot(address);
+        for _ in 0..PROBES {
+            let key = self.keys[i].load(Ordering::Relaxed);
+            if key == address {
+                self.keys[i].store(GONE, Ordering::Release);
+                return;
+            }
+            if key == 0 {
+                return;
+            }
+            i = (i + 1) & (SLOTS - 1);
+        }
     }
 }
 
@@ -127,13 +158,36 @@ fn resolve(rt: &'static Runtime, address: usize) -> Option<(u32, u64)> {
         return None;
     }
     let t0 = rt.now();
-    let id = {
+    let known = resolver()
+        .as_ref()
+        .and_then(|r| r.ids.get(&address).copied());
+    let id = match known {
+        Some(id) => id,
+        None => {
+            // The loader first, with the resolver's lock not held: a
+            // thread in `dlopen` holds the loader's lock while it runs
+            // the new object's constructors, whose first calls wait for
+            // the resolver's (a plugin with an instrumented constructor
+            // loaded while another thread resolved a name hung both).
+            let place = symbols::locate(address);
+            resolve_at(rt, address, place)
+        }
+    };
+    let spent = rt.now().saturating_sub(t0);
+    let _ = RESOLVING.try_with(|r| r.set(false));
+    Some((id, spent))
+}
+
+/// [`resolve`]'s part under the resolver's lock: the name from the
+/// object's symbol table, its region id, the tables.
+fn resolve_at(rt: &'static Runtime, address: usize, place: symbols::Place) -> u32 {
+    {
         let mut guard = resolver();
         let resolver = guard.get_or_insert_with(Resolver::default);
         match resolver.ids.get(&address) {
             Some(&id) => id,
             None => {
-                let name = resolver.symbols.name_of(address);
+                let name = resolver.symbols.name_of(address, place);
                 // A name the table refuses (full) leaves the function
                 // unmeasured; the runtime reports the count.
                 let id = rt.region_id(&name).unwrap_or(NO_REGION);
@@ -142,10 +196,100 @@ fn resolve(rt: &'static Runtime, address: usize) -> Option<(u32, u64)> {
                 id
             }
         }
+    }
+}
+
+/// Forgets the functions of objects no longer loaded (after a `dlclose`
+/// that unloaded one), so that a function of an object loaded later at
+/// the same address gets its own name. Their regions stay, with what
+/// was measured in them.
+fn forget_unloaded() {
+    if !resolving() {
+        return;
+    }
+    // The loader first, the resolver's lock not held (see `resolve`).
+    let loaded = symbols::Loaded::now();
+    forget(|address| !loaded.contains(address));
+    if let Some(resolver) = resolver().as_mut() {
+        resolver.symbols.retain(&loaded);
+    }
+}
+
+/// Whether names are being resolved, so that there is something to
+/// forget. Not once nothing is measured any more (after the report, or
+/// in a forked child, where the resolver's lock may be held by a thread
+/// of the parent that does not exist here): the names will not be used.
+fn resolving() -> bool {
+    runtime::existing().is_some_and(|rt| !rt.is_off())
+        && resolver().as_ref().is_some_and(|r| !r.ids.is_empty())
+}
+
+/// Forgets the resolved functions at the addresses `gone` picks.
+fn forget(gone: impl Fn(usize) -> bool) {
+    let mut guard = resolver();
+    let Some(resolver) = guard.as_mut() else {
+        return;
     };
-    let spent = rt.now().saturating_sub(t0);
-    let _ = RESOLVING.try_with(|r| r.set(false));
-    Some((id, spent))
+    resolver.ids.retain(|&address, _| {
+        let keep = !gone(address);
+        if !keep {
+            TABLE.remove(address);
+            FORGOTTEN.store(true, Ordering::Relaxed);
+        }
+        keep
+    });
+}
+
+/// Set once a resolved function was forgotten ([`forget`]): from then on
+/// an exit of an unknown function may be one whose enter was measured.
+static FORGOTTEN: AtomicBool = AtomicBool::new(false);
+
+/// `dlclose` as the program's (this library comes before the C library
+/// in the lookup order): the closed object's functions are forgotten,
+/// the C library's `dlclose` runs, then, if objects were unloaded, the
+/// functions of every object no longer loaded ([`forget_unloaded`]). Without
+/// it, a library loaded where an unloaded one was kept the first one's
+/// names for its functions.
+///
+/// # Safety
+/// As `dlclose`: `handle` is one `dlopen` returned.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlclose(handle: *mut c_void) -> c_int {
+    type Close = unsafe extern "C" fn(*mut c_void) -> c_int;
+    static REAL: AtomicUsize = AtomicUsize::new(0);
+    let mut real = REAL.load(Ordering::Acquire);
+    if real == 0 {
+        // SAFETY: dlsym with RTLD_NEXT and a NUL-terminated name.
+        real = unsafe { libc::dlsym(libc::RTLD_NEXT, c"dlclose".as_ptr()) } as usize;
+        if real == 0 {
+            // A program linked statically with the C library: no other
+            // dlclose to call.
+            return -1;
+        }
+        REAL.store(real, Ordering::Release);
+    }
+    // SAFETY: `real` is the C library's dlclose, which has this type.
+    let real: Close = unsafe { core::mem::transmute::<usize, Close>(real) };
+    // The closed object's functions are forgotten before it may be
+    // unmapped: once it is, another thread may load a library there and
+    // call it at once (if the object stays loaded, its functions are only
+    // resolved again, to the same names).
+    let _ = catch_unwind(|| {
+        if resolving()
+            && let Some(closing) = symbols::Loaded::of_handle(handle)
+        {
+            forget(|address| closing.contains(address));
+        }
+    });
+    // Most closes only drop a reference. Those that unload something may
+    // unload the object's dependencies too: forgotten after.
+    let before = symbols::unloads();
+    // SAFETY: the caller's handle, passed on.
+    let rc = unsafe { real(handle) };
+    if rc == 0 && symbols::unloads() != before {
+        let _ = catch_unwind(forget_unloaded);
+    }
+    rc
 }
 
 /// An address the calibration enters as a function; mapped to the
@@ -192,8 +336,23 @@ pub(crate) fn enter<M: Mode>(address: usize) {
 #[inline(never)]
 extern "C" fn enter_thread(id: u32, cost: Cost) {
     let _ = catch_unwind(AssertUnwindSafe(|| {
-        thread::enter_region(id, 0, cost, Path::Hook)
+        if thread::enter_region(id, 0, cost, Path::Hook).is_none() {
+            unmeasured_enter();
+        }
     }));
+}
+
+/// An enter the thread did not measure: counted if a runtime call was
+/// under way on the thread (a signal handler interrupted it), so that the
+/// report says how many calls it is missing.
+#[cold]
+#[inline(never)]
+fn unmeasured_enter() {
+    if thread::busy()
+        && let Some(rt) = runtime::existing()
+    {
+        rt.count_nested();
+    }
 }
 
 /// [`enter`]'s cases other than the common one (start-up, calibration, a
@@ -214,7 +373,12 @@ fn enter_slow<M: Mode>(address: usize) {
                 let registered = thread::registered();
                 match resolve(rt, address) {
                     Some((id, spent)) => (id, if registered { spent } else { 0 }),
-                    None => return,
+                    None => {
+                        // A first call made while this thread resolves a
+                        // name (a signal handler interrupted it).
+                        rt.count_nested();
+                        return;
+                    }
                 }
             }
         };
@@ -222,13 +386,16 @@ fn enter_slow<M: Mode>(address: usize) {
             return;
         }
         let cost = rt.cost(actions.hook_enter);
-        with_current(|s| {
+        let measured = with_current(|s| {
             if spent > 0 {
                 // R1: the name's resolution, measured directly.
                 s.overhead(spent);
             }
             s.enter_costing(id, 0, cost);
         });
+        if measured.is_none() {
+            unmeasured_enter();
+        }
     }));
 }
 
@@ -282,6 +449,18 @@ fn exit_slow<M: Mode>(address: usize) {
             // enter was measured (the table's probe window was full).
             None => match known(address) {
                 Some(id) => id,
+                // Forgotten since its enter (`dlclose` of its object by
+                // another thread that still had it open, or a scan that
+                // raced with its object's load): resolved again, to the
+                // name its enter had. Its exit was dropped before, leaving
+                // the frame open.
+                None if FORGOTTEN.load(Ordering::Relaxed) => match resolve(rt, address) {
+                    Some((id, spent)) => {
+                        with_current(|s| s.overhead(spent));
+                        id
+                    }
+                    None => return,
+                },
                 None => return,
             },
         };
@@ -344,6 +523,38 @@ mod tests {
         }
         assert_eq!(table.get(0x40_0008), None);
         assert_eq!(table.get(0x7f00_0000_0000), None);
+    }
+
+    #[test]
+    fn a_removed_address_is_gone_and_its_slot_reused_without_breaking_probes() {
+        let table = Box::new(Table {
+            keys: [const { AtomicUsize::new(0) }; SLOTS],
+            ids: [const { AtomicU32::new(NO_REGION) }; SLOTS],
+        });
+        // Three addresses in one probe chain: the same slot.
+        let a = 0x40_0000;
+        let chain: Vec<usize> = (1..)
+            .map(|i| a + 16 * i)
+            .filter(|&x| slot(x) == slot(a))
+            .take(2)
+            .collect();
+        let (b, c) = (chain[0], chain[1]);
+        for (x, id) in [(a, 1), (b, 2), (c, 3)] {
+            assert!(table.insert(x, id));
+        }
+        table.remove(b);
+        assert_eq!(table.get(b), None);
+        // Probes go on past the emptied slot.
+        assert_eq!(table.get(c), Some(3));
+        assert_eq!(table.get(a), Some(1));
+        // Another function at the removed address gets its own id, in
+        // the emptied slot, not after the chain.
+        assert!(table.insert(b, 4));
+        assert_eq!(table.get(b), Some(4));
+        assert_eq!(
+            table.keys[(slot(a) + 1) & (SLOTS - 1)].load(Ordering::Relaxed),
+            b
+        );
     }
 
     #[test]

@@ -77,14 +77,40 @@ impl Table {
     }
 }
 
+/// What the dynamic loader says of an address ([`locate`]).
+#[derive(Debug)]
+pub(crate) enum Place {
+    /// An exported symbol starts there: its readable name.
+    Exported(String),
+    /// In the object of this file, loaded at this bias.
+    Object(u64, PathBuf),
+    /// In no loaded object.
+    Nowhere,
+}
+
+/// Asks the dynamic loader about `address` (`dladdr`, `dl_iterate_phdr`,
+/// both of which take the loader's lock): call it holding none of
+/// heisen's locks, since a thread running an object's constructors holds
+/// the loader's lock and may be waiting for one of them.
+pub(crate) fn locate(address: usize) -> Place {
+    if let Some(name) = exported(address) {
+        return Place::Exported(name);
+    }
+    match object_of(address) {
+        Some((bias, path)) => Place::Object(bias, path),
+        None => Place::Nowhere,
+    }
+}
+
 impl Symbols {
-    /// The name of the function at `address` (see the module docs).
-    pub(crate) fn name_of(&mut self, address: usize) -> String {
-        if let Some(name) = exported(address) {
-            return name;
-        }
-        let Some((bias, path)) = object_of(address) else {
-            return format!("{address:#x}@?");
+    /// The name of the function at `address`, which [`locate`] placed
+    /// (see the module docs); reads the object's symbol table, without
+    /// the loader.
+    pub(crate) fn name_of(&mut self, address: usize, place: Place) -> String {
+        let (bias, path) = match place {
+            Place::Exported(name) => return name,
+            Place::Object(bias, path) => (bias, path),
+            Place::Nowhere => return format!("{address:#x}@?"),
         };
         let value = (address as u64).wrapping_sub(bias);
         let table = self
@@ -99,6 +125,161 @@ impl Symbols {
             .file_name()
             .map_or_else(|| "?".into(), |n| n.to_string_lossy());
         format!("{value:#x}@{object}")
+    }
+}
+
+/// The address ranges and files of the objects loaded at one moment.
+#[derive(Debug)]
+pub(crate) struct Loaded {
+    /// The `PT_LOAD` segments' `[start, end)`.
+    ranges: Vec<(u64, u64)>,
+    paths: Vec<PathBuf>,
+}
+
+impl Loaded {
+    /// The objects loaded now (`dl_iterate_phdr`).
+    pub(crate) fn now() -> Loaded {
+        Loaded::now_with(|_| true)
+    }
+
+    /// The objects loaded now that `pick` picks.
+    fn now_with(pick: impl Fn(&libc::dl_phdr_info) -> bool) -> Loaded {
+        struct Walk<'a> {
+            loaded: Loaded,
+            pick: &'a dyn Fn(&libc::dl_phdr_info) -> bool,
+        }
+        unsafe extern "C" fn visit(
+            info: *mut libc::dl_phdr_info,
+            _size: usize,
+            data: *mut c_void,
+        ) -> c_int {
+            // SAFETY: dl_iterate_phdr passes a valid info, and `data` is
+            // the `Walk` below, alive for the whole iteration.
+            let (info, walk) = unsafe { (&*info, &mut *data.cast::<Walk>()) };
+            if !(walk.pick)(info) {
+                return 0;
+            }
+            let loaded = &mut walk.loaded;
+            for h in headers(info) {
+                if h.p_type == libc::PT_LOAD {
+                    let start = info.dlpi_addr.wrapping_add(h.p_vaddr);
+                    loaded.ranges.push((start, start.wrapping_add(h.p_memsz)));
+                }
+            }
+            loaded.paths.push(path_of(info));
+            0
+        }
+        let mut walk = Walk {
+            loaded: Loaded {
+                ranges: Vec::new(),
+                paths: Vec::new(),
+            },
+            pick: &pick,
+        };
+        // SAFETY: `visit` matches the callback type and only touches `walk`.
+        unsafe { libc::dl_iterate_phdr(Some(visit), (&raw mut walk).cast()) };
+        walk.loaded
+    }
+
+    /// The object `handle` (one `dlopen` returned) is, unless it is the
+    /// main program (which is never unloaded): `None` if the loader does
+    /// not know the handle.
+    pub(crate) fn of_handle(handle: *mut c_void) -> Option<Loaded> {
+        /// The start of glibc's `struct link_map` (`<link.h>`, public).
+        #[repr(C)]
+        struct LinkMap {
+            l_addr: u64,
+            l_name: *const core::ffi::c_char,
+        }
+        if handle.is_null() {
+            return None;
+        }
+        let mut map: *const LinkMap = core::ptr::null();
+        // SAFETY: dlinfo writes the handle's link map pointer to `map`.
+        let rc = unsafe { libc::dlinfo(handle, libc::RTLD_DI_LINKMAP, (&raw mut map).cast()) };
+        if rc != 0 || map.is_null() {
+            return None;
+        }
+        // SAFETY: the loader's link map of a loaded object; its name is a
+        // NUL-terminated string of the loader, alive while it is loaded.
+        let (bias, name) = unsafe {
+            let map = &*map;
+            if map.l_name.is_null() {
+                return None;
+            }
+            (map.l_addr, CStr::from_ptr(map.l_name).to_bytes().to_vec())
+        };
+        if name.is_empty() {
+            return None;
+        }
+        let path = PathBuf::from(String::from_utf8_lossy(&name).into_owned());
+        let all = Loaded::now_with(|info| info.dlpi_addr == bias && path_of(info) == path);
+        (!all.ranges.is_empty()).then_some(all)
+    }
+
+    /// Whether `address` lies in a loaded object.
+    pub(crate) fn contains(&self, address: usize) -> bool {
+        let a = address as u64;
+        self.ranges
+            .iter()
+            .any(|&(start, end)| (start..end).contains(&a))
+    }
+}
+
+/// How many objects the process has unloaded so far (the loader's count,
+/// `dlpi_subs`): a `dlclose` that leaves it unchanged unloaded nothing.
+pub(crate) fn unloads() -> u64 {
+    unsafe extern "C" fn visit(
+        info: *mut libc::dl_phdr_info,
+        size: usize,
+        data: *mut c_void,
+    ) -> c_int {
+        // SAFETY: dl_iterate_phdr passes a valid info of `size` bytes, and
+        // `data` is the `u64` below, alive for the whole iteration.
+        let (info, subs) = unsafe { (&*info, &mut *data.cast::<u64>()) };
+        if size >= core::mem::size_of::<libc::dl_phdr_info>() {
+            *subs = info.dlpi_subs;
+        }
+        1 // every object carries the same count: the first will do
+    }
+    let mut subs = 0u64;
+    // SAFETY: `visit` matches the callback type and only touches `subs`.
+    unsafe { libc::dl_iterate_phdr(Some(visit), (&raw mut subs).cast()) };
+    subs
+}
+
+impl Symbols {
+    /// Drops the symbol tables of files no longer loaded: a file loaded
+    /// again later may have been rebuilt.
+    pub(crate) fn retain(&mut self, loaded: &Loaded) {
+        self.objects.retain(|path, _| loaded.paths.contains(path));
+    }
+}
+
+/// An object's program headers.
+fn headers(info: &libc::dl_phdr_info) -> &[libc::Elf64_Phdr] {
+    if info.dlpi_phdr.is_null() {
+        &[]
+    } else {
+        // SAFETY: dlpi_phdr points to dlpi_phnum program headers, alive
+        // during the callback that got `info`.
+        unsafe { core::slice::from_raw_parts(info.dlpi_phdr, usize::from(info.dlpi_phnum)) }
+    }
+}
+
+/// An object's file: its name, `/proc/self/exe` for the main program
+/// (whose name is empty).
+fn path_of(info: &libc::dl_phdr_info) -> PathBuf {
+    let name = if info.dlpi_name.is_null() {
+        &[][..]
+    } else {
+        // SAFETY: dlpi_name is a NUL-terminated string of the loader.
+        unsafe { CStr::from_ptr(info.dlpi_name) }.to_bytes()
+    };
+    if name.is_empty() {
+        PathBuf::from("/proc/self/exe")
+    } else {
+        PathBuf::from(String::from_utf8_lossy(name).into_owned())
     }
 }
 
@@ -136,32 +317,14 @@ fn object_of(address: usize) -> Option<(u64, PathBuf)> {
         // SAFETY: dl_iterate_phdr passes a valid info, and `data` is the
         // `Search` below, alive for the whole iteration.
         let (info, search) = unsafe { (&*info, &mut *data.cast::<Search>()) };
-        let headers: &[libc::Elf64_Phdr] = if info.dlpi_phdr.is_null() {
-            &[]
-        } else {
-            // SAFETY: dlpi_phdr points to dlpi_phnum program headers.
-            unsafe { core::slice::from_raw_parts(info.dlpi_phdr, usize::from(info.dlpi_phnum)) }
-        };
-        let inside = headers.iter().any(|h| {
+        let inside = headers(info).iter().any(|h| {
             let start = info.dlpi_addr.wrapping_add(h.p_vaddr);
             h.p_type == libc::PT_LOAD && (start..start + h.p_memsz).contains(&search.address)
         });
         if !inside {
             return 0;
         }
-        let name = if info.dlpi_name.is_null() {
-            &[][..]
-        } else {
-            // SAFETY: dlpi_name is a NUL-terminated string of the loader.
-            unsafe { CStr::from_ptr(info.dlpi_name) }.to_bytes()
-        };
-        // The main program has an empty name.
-        let path = if name.is_empty() {
-            PathBuf::from("/proc/self/exe")
-        } else {
-            PathBuf::from(String::from_utf8_lossy(name).into_owned())
-        };
-        search.found = Some((info.dlpi_addr, path));
+        search.found = Some((info.dlpi_addr, path_of(info)));
         1
     }
     let mut search = Search {
@@ -242,7 +405,8 @@ mod tests {
     #[test]
     fn an_address_of_this_test_binary_resolves_to_its_symbol() {
         let mut symbols = Symbols::default();
-        let name = symbols.name_of(a_local_function as extern "C" fn() -> u32 as usize);
+        let address = a_local_function as extern "C" fn() -> u32 as usize;
+        let name = symbols.name_of(address, locate(address));
         // Rust symbols are not C++ manglings: the raw symbol contains the path.
         assert!(name.contains("a_local_function"), "{name}");
     }
@@ -250,6 +414,6 @@ mod tests {
     #[test]
     fn an_address_in_no_object_is_named_by_its_address() {
         let mut symbols = Symbols::default();
-        assert_eq!(symbols.name_of(0x10), "0x10@?");
+        assert_eq!(symbols.name_of(0x10, locate(0x10)), "0x10@?");
     }
 }

@@ -366,6 +366,39 @@ fn a_jump_out_of_a_signal_handler_inside_a_hook_keeps_the_thread_in_the_report()
     assert!(count_of(&counts(&report), "leaf") > 0, "{report}");
 }
 
+/// An instrumented signal handler that returns normally, interrupting
+/// instrumented code (most often inside a hook, which then holds the
+/// thread's state): every call it makes is either measured or counted
+/// in `runtime.calls_nested`, and the rest of the report is intact.
+#[test]
+fn a_handler_interrupting_a_hook_has_its_calls_counted() {
+    let (dir, out) = run_hooked("signal_nested");
+    let text = stdout(&out);
+    assert_eq!(text, "handler 300 (1)\n", "{}", describe(&out));
+    assert!(out.stderr.is_empty(), "{}", describe(&out));
+    let report = report(&dir);
+    let counts = counts(&report);
+    let nested = report["runtime"]["calls_nested"]
+        .as_u64()
+        .expect("calls_nested");
+    // Each signal's 4 calls are all measured or all nested.
+    assert_eq!(nested % 4, 0, "{}", report["runtime"]);
+    let handler = count_of(&counts, "handler");
+    assert_eq!(
+        handler + nested / 4,
+        300,
+        "{counts:?} {}",
+        report["runtime"]
+    );
+    assert_eq!(count_of(&counts, "hmid"), handler);
+    assert_eq!(count_of(&counts, "hleaf"), 2 * handler);
+    // Most signals land inside a hook: before, those calls went uncounted.
+    assert!(nested > 0, "{}", report["runtime"]);
+    assert_eq!(report["runtime"]["exit_mismatches"], 0);
+    assert_eq!(report["runtime"]["exits_without_enter"], 0);
+    assert_eq!(count_of(&counts, "main"), 1);
+}
+
 /// `zig`/`zag` frames beyond the region stack in `jumps.c`: 10 jumps out
 /// of 301 frames, above `main` and `recover_zigzag` in a stack of 64.
 const LOST: u64 = 10 * (301 - 62);

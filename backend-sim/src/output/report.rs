@@ -68,6 +68,11 @@ pub struct RuntimeInfo {
     pub exit_mismatches: u64,
     /// Region exits with no region open.
     pub exits_without_enter: u64,
+    /// heisen calls that never returned (a signal handler jumped out).
+    pub calls_abandoned: u64,
+    /// Calls of instrumented functions made while a heisen call was under
+    /// way on their thread (a signal handler), unmeasured.
+    pub calls_nested: u64,
     /// Bytes the runtime's tables took.
     pub memory_bytes: u64,
     /// Whether several heisen libraries shared the runtime.
@@ -98,6 +103,14 @@ impl RuntimeInfo {
         say(
             self.exits_without_enter,
             "region exits came with no region open (ignored)",
+        );
+        say(
+            self.calls_abandoned,
+            "heisen calls were left by a jump out of a signal handler (their threads' later events unmeasured)",
+        );
+        say(
+            self.calls_nested,
+            "calls of instrumented functions interrupted a heisen call (signal handlers) and went unmeasured",
         );
         say(
             self.running_at_exit,
