@@ -120,6 +120,8 @@ pub(super) struct Hosts {
     /// Free times per rank: `cpus + 2 * nics`.
     stride: usize,
     free: Vec<u64>,
+    /// LogGOPSim as released: message charges are added wrapping (A2).
+    released: bool,
 }
 
 /// `a + b`, or an error when simulated time would pass 2^64 ns.
@@ -135,13 +137,32 @@ fn later(a: u64, b: u64) -> Result<u64, SimError> {
 
 impl Hosts {
     /// `ranks` ranks of `cpus` CPUs and `nics` NICs each.
-    pub(super) fn new(ranks: usize, cpus: usize, nics: usize) -> Self {
+    pub(super) fn new(ranks: usize, cpus: usize, nics: usize, released: bool) -> Self {
         let stride = cpus + 2 * nics;
         Hosts {
             cpus,
             stride,
             free: vec![0; ranks * stride],
+            released,
         }
+    }
+
+    /// `now + charge` for a message's charge. As released, a 0-byte
+    /// message's charge may be "negative" (A2): added wrapping as
+    /// LogGOPSim's `uint64_t`; a free time that wraps below 0 (to about
+    /// 2^64) is refused (LogGOPSim goes on with it).
+    #[inline]
+    fn charge(&self, now: u64, charge: u64) -> Result<u64, SimError> {
+        if !self.released {
+            return later(now, charge);
+        }
+        let t = now.wrapping_add(charge);
+        if t > super::options::MAX_CLOCK {
+            return Err(SimError::Limit(format!(
+                "a 0-byte message at {now} ns: LogGOPSim as released charges it (0 - 1) bytes in unsigned 64-bit arithmetic, and here a free time wraps below 0 to {t} ns (g < G, o < O or o < G); heisen does not follow it there"
+            )));
+        }
+        Ok(t)
     }
 
     /// Index of CPU `cpu` of `rank`.
@@ -203,8 +224,8 @@ impl Hosts {
         cost: &MessageCost,
     ) -> Result<(), SimError> {
         let (c, n) = (self.c(rank, cpu), self.n(rank, nic));
-        self.free[c] = later(now, cost.send_cpu)?;
-        self.free[n] = later(now, cost.send_gap)?;
+        self.free[c] = self.charge(now, cost.send_cpu)?;
+        self.free[n] = self.charge(now, cost.send_gap)?;
         Ok(())
     }
 
@@ -220,8 +241,8 @@ impl Hosts {
         cost: &MessageCost,
     ) -> Result<u64, SimError> {
         let (c, n) = (self.c(rank, cpu), self.n(rank, nic));
-        self.free[c] = later(now, cost.recv_cpu)?;
-        self.free[n + 1] = later(now, cost.recv_gap)?;
+        self.free[c] = self.charge(now, cost.recv_cpu)?;
+        self.free[n + 1] = self.charge(now, cost.recv_gap)?;
         Ok(self.free[c])
     }
 
@@ -302,7 +323,7 @@ mod tests {
         /// times, though a rank's sit side by side.
         #[test]
         fn every_cpu_and_nic_side_of_every_rank_is_its_own() {
-            let mut h = Hosts::new(3, 2, 2);
+            let mut h = Hosts::new(3, 2, 2, false);
             let cost = loggops(1);
             h.on_send(1, 1, 1, 100, &cost).unwrap();
             h.on_receive(1, 0, 0, 50, &loggops(10)).unwrap();
