@@ -120,7 +120,7 @@ pub(super) struct Hosts {
     /// Free times per rank: `cpus + 2 * nics`.
     stride: usize,
     free: Vec<u64>,
-    /// LogGOPSim as released: message charges are added wrapping (A2).
+    /// LogGOPSim as released: times are added wrapping (A2).
     released: bool,
 }
 
@@ -147,22 +147,18 @@ impl Hosts {
         }
     }
 
-    /// `now + charge` for a message's charge. As released, a 0-byte
-    /// message's charge may be "negative" (A2): added wrapping as
-    /// LogGOPSim's `uint64_t`; a free time that wraps below 0 (to about
-    /// 2^64) is refused (LogGOPSim goes on with it).
+    /// `now + charge`. As released, added wrapping as LogGOPSim's
+    /// `uint64_t` clock: a 0-byte message's charge may be "negative"
+    /// (A2), and a free time below 0 wraps to about 2^64, where LogGOPSim
+    /// puts the waiting operation back and, from there, wraps its clock
+    /// to small times again.
     #[inline]
     fn charge(&self, now: u64, charge: u64) -> Result<u64, SimError> {
-        if !self.released {
-            return later(now, charge);
+        if self.released {
+            Ok(now.wrapping_add(charge))
+        } else {
+            later(now, charge)
         }
-        let t = now.wrapping_add(charge);
-        if t > super::options::MAX_CLOCK {
-            return Err(SimError::Limit(format!(
-                "a 0-byte message at {now} ns: LogGOPSim as released charges it (0 - 1) bytes in unsigned 64-bit arithmetic, and here a free time wraps below 0 to {t} ns (g < G, o < O or o < G); heisen does not follow it there"
-            )));
-        }
-        Ok(t)
     }
 
     /// Index of CPU `cpu` of `rank`.
@@ -207,7 +203,7 @@ impl Hosts {
         now: u64,
         ns: u64,
     ) -> Result<u64, SimError> {
-        let end = later(now, ns)?;
+        let end = self.charge(now, ns)?;
         let c = self.c(rank, cpu);
         self.free[c] = end;
         Ok(end)
