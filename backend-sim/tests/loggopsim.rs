@@ -542,3 +542,35 @@ fn reference_schedules_end_as_in_released_loggopsim() {
     assert_eq!((runs.len(), incomplete), (2012, 209));
     tally.check("released", 2012);
 }
+
+/// `--loggopsim released` on the goalgen runs of `loggopsim_generated.txt`
+/// and `loggopsim_sweep.txt` (2,400 runs, every one complete as released).
+#[test]
+fn generated_schedules_end_as_in_released_loggopsim() {
+    let (runs, params) = generated_runs("loggopsim_released_generated.txt");
+    let mut fixed = BTreeMap::new();
+    for file in ["loggopsim_generated.txt", "loggopsim_sweep.txt"] {
+        for r in generated_runs(file).0 {
+            fixed.insert((r.name, r.params), r.expected);
+        }
+    }
+    let mut tally = Tally::default();
+    for run in &runs {
+        let mut run = run.clone();
+        let same = fixed[&(run.name.clone(), run.params.clone())] == run.expected;
+        run.groups.push(
+            if same {
+                "same as fixed"
+            } else {
+                "differs from fixed"
+            }
+            .into(),
+        );
+        let p = params[&run.params];
+        if run.params.starts_with('R') {
+            run.params = "(random)".into();
+        }
+        tally.add(&run, compare_as(&run, p, LogGopSim::Released));
+    }
+    tally.check("released, generated", 2400);
+}
