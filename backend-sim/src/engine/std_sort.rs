@@ -4,7 +4,7 @@
 //! docs/goal.md A1).
 //!
 //! Written from the algorithm of libstdc++'s `bits/stl_algo.h` and
-//! `bits/stl_heap.h` (GCC 4.9 and later, unchanged to GCC 14):
+//! `bits/stl_heap.h` (as in GCC 12, against which it is tested):
 //! `std::__sort` runs `__introsort_loop` with a depth limit of
 //! `2·⌊log2 n⌋`, then `__final_insertion_sort`. The introsort loop works
 //! while a range holds more than `_S_threshold` = 16 elements: the median
