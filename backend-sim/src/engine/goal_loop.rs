@@ -20,6 +20,12 @@
 //!   which raises the sender's CPU and NIC free times to that time (G8);
 //! - a rank ends at its latest CPU free time (G11).
 //!
+//! With [`LogGopSim::Released`] (`--loggopsim released`) it runs as
+//! LogGOPSim as released instead: libstdc++'s unstable sort, 0-byte
+//! charges wrapped and the clock modulo 2^64, no causality raise, the
+//! receive's size on the unexpected path, and only the queues checked at
+//! the end (docs/goal.md, "LogGOPSim as released").
+//!
 //! Machine state is [`Hosts`] ([`super::machine`]), matching
 //! [`GoalQueues`] ([`super::matching`]), dependencies [`Deps`]
 //! ([`super::goal_rank`]). The queue is the engine's [`EventQueue`].
