@@ -19,7 +19,7 @@ use heisen_sim::analysis;
 use heisen_sim::builtin::{self, BUILTINS};
 use heisen_sim::compare::Comparison;
 use heisen_sim::engine::{
-    Graph, Matching, PROGRESS, RunOptions, RunResult, call_sites, run, run_graph_with,
+    Graph, LogGopSim, Matching, PROGRESS, RunOptions, RunResult, call_sites, run, run_graph_with,
 };
 use heisen_sim::output::{json, monitor, report, svg, trace};
 use heisen_sim::program::{MAX_PER_BYTE, MAX_TIME, Op, Program};
@@ -51,6 +51,9 @@ Examples:
   heisen simulate backend-sim/scenarios/dissemination_16.goal -L 5000
       Run a LogGOPSim GOAL schedule (e.g. from schedgen) and print every
       rank's end time; LogGOPS parameters default to LogGOPSim's.
+  heisen simulate schedule.goal --loggopsim released
+      The end times LogGOPSim prints as released (without the fixes of
+      docs/goal.md A1-A4; the default reproduces the fixed build).
   heisen simulate backend-sim/scenarios/master-worker-uneven.toml --match approximated
       Replay the measured run with wildcard receives matched by approximated
       send time (R11) and show how the ends and the critical path move.
@@ -168,6 +171,14 @@ struct SimulateArgs {
     /// then both runs are shown side by side).
     #[arg(long = "match", value_name = "ORDER", default_value = "observed", value_parser = ["observed", "approximated"])]
     matching: String,
+    /// Which LogGOPSim a GOAL schedule reproduces: `fixed` (76451de with
+    /// the fixes of docs/goal.md A1-A4) or `released` (76451de as
+    /// released: unstable sort of ready operations, 0-byte messages
+    /// charged -1 byte, no causality guard on several CPUs, the receive's
+    /// size deciding rendezvous on the unexpected path). `released` gives
+    /// end times only (no --json, --svg, --trace).
+    #[arg(long = "loggopsim", value_name = "BUILD", default_value = "fixed", value_parser = ["fixed", "released"])]
+    loggopsim: String,
     /// LogGOPS latency L (ns, 0 to 2^40).
     #[arg(short = 'L', value_name = "NS", allow_negative_numbers = true, value_parser = bounded("-L", MAX_TIME))]
     latency: Option<u64>,
@@ -485,18 +496,28 @@ fn simulate(a: SimulateArgs) -> Result<String, String> {
                     "{scenario}: --match approximated replays a measured run; a GOAL schedule has no instrumentation (it runs as LogGOPSim runs it), so there is nothing to replay"
                 ));
             }
+            let loggopsim = if a.loggopsim == "released" {
+                LogGopSim::Released
+            } else {
+                LogGopSim::Fixed
+            };
             return simulate_goal(
                 scenario,
                 &header,
                 &graph,
                 &outputs,
                 &progress,
-                max_events,
+                (max_events, loggopsim),
                 a.all_locations,
             );
         }
         Loaded::Program(p, lines) => (p, lines),
     };
+    if a.loggopsim == "released" {
+        return Err(format!(
+            "{scenario}: --loggopsim released applies to GOAL schedules (.goal), which heisen runs as LogGOPSim does"
+        ));
+    }
     let ops: f64 = program.locations.iter().map(|l| operations(&l.body)).sum();
     if ops > ENDLESS_OPS {
         let stop = match a.max_events {
@@ -937,7 +958,7 @@ fn simulate_goal(
     graph: &Graph,
     outputs: &Outputs,
     progress: &Progress,
-    max_events: u64,
+    (max_events, loggopsim): (u64, LogGopSim),
     all: bool,
 ) -> Result<String, String> {
     // Kernels and a trace only when a file asks for them. LogGOPSim
@@ -954,6 +975,7 @@ fn simulate_goal(
     };
     let options = RunOptions {
         max_events,
+        loggopsim,
         ..options
     };
     progress.phase(&format!("{name}: {} ranks", graph.ranks()));

@@ -80,6 +80,39 @@ fn goal_file_prints_loggopsim_times() {
     assert!(stdout(&o).contains("Host 15: 32000"), "{}", stdout(&o));
 }
 
+/// `--loggopsim released` (docs/goal.md, "LogGOPSim as released"):
+/// schedgen's allreduce_ring of 8 ranks with 1 byte (0-byte messages,
+/// A2) ends at 76916 as released, 77000 fixed; the worked example of A3
+/// at 10000 instead of 10100. Times only, GOAL only.
+#[test]
+fn goal_released_loggopsim_gives_its_times() {
+    let ring = "tests/data/schedgen/allreduce_ring-8-1.goal";
+    let o = heisen(&["simulate", ring, "--loggopsim", "released"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert_eq!(out.matches(": 76916\n").count(), 8, "{out}");
+    let o = heisen(&["simulate", ring, "--loggopsim", "fixed"]);
+    assert_eq!(stdout(&o).matches(": 77000\n").count(), 8);
+    let cpus = "tests/data/examples/several-cpus-causality.goal";
+    let o = heisen(&["simulate", cpus, "--loggopsim", "released"]);
+    assert!(stdout(&o).contains("Host 0: 10000\n"), "{}", stdout(&o));
+    let o = heisen(&[
+        "simulate",
+        ring,
+        "--loggopsim",
+        "released",
+        "--json",
+        "x.json",
+    ]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("end times only"), "{}", stderr(&o));
+    let o = heisen(&["simulate", "master-worker", "--loggopsim", "released"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("GOAL schedules"), "{}", stderr(&o));
+    let o = heisen(&["simulate", ring, "--loggopsim", "unpatched"]);
+    assert!(!o.status.success());
+}
+
 #[test]
 fn goal_graph_with_several_cpus_runs_as_loggopsim() {
     // docs/goal.md, "Several CPUs: a message is handled on the CPU

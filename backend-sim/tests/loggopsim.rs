@@ -9,6 +9,9 @@
 //! fingerprint; the second under random parameter sets),
 //! `schedgen/` (schedules written by LogGOPSim's schedgen) and
 //! `examples/` (the worked examples of docs/goal.md).
+//! `loggopsim_released.txt` holds LogGOPSim's times as released (without
+//! the fixes) for the schedgen, edge, example and fuzz schedules, which
+//! `--loggopsim released` must give.
 //!
 //! On a mismatch the failure message counts the matching runs by feature
 //! (or pattern) and by parameter set and shows the first mismatches;
@@ -18,7 +21,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use heisen_sim::engine::{RunOptions, run_graph, run_graph_with};
+use heisen_sim::engine::{LogGopSim, RunOptions, run_graph_with};
 use heisen_sim::goal;
 use heisen_sim::goalgen::{self, VERSION};
 use heisen_sim::transfer::{LogGops, Network};
@@ -131,6 +134,11 @@ fn params(text: &str) -> BTreeMap<String, LogGops> {
 
 /// Runs `run` through heisen and compares every rank's end.
 fn compare(run: &Run, p: LogGops) -> Result<(), (&'static str, String)> {
+    compare_as(run, p, LogGopSim::Fixed)
+}
+
+/// [`compare`] reproducing the LogGOPSim build `build`.
+fn compare_as(run: &Run, p: LogGops, build: LogGopSim) -> Result<(), (&'static str, String)> {
     let graph = goal::load_graph(&run.name, &run.text).map_err(|e| ("refused", e.to_string()))?;
     if let Some(path) = &run.path {
         let streamed = goal::load_file_graph(&run.name, path).map_err(|e| ("refused", e))?;
@@ -138,7 +146,11 @@ fn compare(run: &Run, p: LogGops) -> Result<(), (&'static str, String)> {
             return Err(("read differently", "streamed".into()));
         }
     }
-    let got = run_graph(&graph, Network::LogGops(p));
+    let options = RunOptions {
+        loggopsim: build,
+        ..RunOptions::TIMES
+    };
+    let got = run_graph_with(&graph, Network::LogGops(p), options);
     let Some(expected) = &run.expected else {
         return match got {
             Err(_) => Ok(()),
@@ -455,4 +467,110 @@ fn run_with_kernels(run: &Run, p: LogGops) -> usize {
         .iter()
         .filter(|t| t.what == heisen_sim::engine::TraceKind::Merge)
         .count()
+}
+
+/// The runs of `loggopsim_released.txt`: the schedules of `schedgen/`,
+/// `edge/`, `examples/` and `loggopsim_fuzz.txt` with LogGOPSim's times
+/// as released (docs/goal.md, "LogGOPSim as released"), grouped by data
+/// set and by whether the fixed build prints the same.
+fn released_runs() -> (Vec<Run>, BTreeMap<String, LogGops>) {
+    let text = std::fs::read_to_string(format!("{DATA}/loggopsim_released.txt")).unwrap();
+    let mut fixed = BTreeMap::new();
+    let mut fuzz_texts = BTreeMap::new();
+    for (set, (runs, _)) in [
+        ("schedgen", directory_runs("schedgen", true)),
+        ("edge", directory_runs("edge", false)),
+        ("examples", directory_runs("examples", false)),
+        ("fuzz", fuzz_runs()),
+    ] {
+        for r in runs {
+            let name = format!("{set}/{}", r.name);
+            if set == "fuzz" {
+                fuzz_texts.insert(name.clone(), r.text.clone());
+            }
+            fixed.insert((name, r.params), r.expected);
+        }
+    }
+    let mut runs = Vec::new();
+    for line in text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.starts_with("params ") && !l.is_empty())
+    {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let (set, file) = f[0].split_once('/').expect("SET/NAME");
+        let (text, path) = match fuzz_texts.get(f[0]) {
+            Some(t) => (t.clone(), None),
+            None => {
+                let path = Path::new(DATA).join(set).join(file);
+                (std::fs::read_to_string(&path).unwrap(), Some(path))
+            }
+        };
+        let expected = numbers(&f[2..]);
+        let fixed = &fixed[&(f[0].to_string(), f[1].to_string())];
+        let same = if *fixed == expected {
+            "same as fixed"
+        } else {
+            "differs from fixed"
+        };
+        runs.push(Run {
+            name: f[0].to_string(),
+            text,
+            path,
+            params: f[1].to_string(),
+            expected,
+            groups: vec![set.to_string(), format!("{set}, {same}"), same.into()],
+        });
+    }
+    (runs, params(&text))
+}
+
+/// `--loggopsim released` (docs/goal.md, "LogGOPSim as released"): every
+/// reference schedule of the fixed suite ends as LogGOPSim 76451de as
+/// released prints it (1,803 runs, 686 of them unlike the fixed build),
+/// or heisen refuses where LogGOPSim prints no times (209 runs).
+#[test]
+fn reference_schedules_end_as_in_released_loggopsim() {
+    let (runs, params) = released_runs();
+    let mut tally = Tally::default();
+    for run in &runs {
+        tally.add(
+            run,
+            compare_as(run, params[&run.params], LogGopSim::Released),
+        );
+    }
+    let incomplete = runs.iter().filter(|r| r.expected.is_none()).count();
+    assert_eq!((runs.len(), incomplete), (2012, 209));
+    tally.check("released", 2012);
+}
+
+/// `--loggopsim released` on the goalgen runs of `loggopsim_generated.txt`
+/// and `loggopsim_sweep.txt` (2,400 runs, every one complete as released).
+#[test]
+fn generated_schedules_end_as_in_released_loggopsim() {
+    let (runs, params) = generated_runs("loggopsim_released_generated.txt");
+    let mut fixed = BTreeMap::new();
+    for file in ["loggopsim_generated.txt", "loggopsim_sweep.txt"] {
+        for r in generated_runs(file).0 {
+            fixed.insert((r.name, r.params), r.expected);
+        }
+    }
+    let mut tally = Tally::default();
+    for run in &runs {
+        let mut run = run.clone();
+        let same = fixed[&(run.name.clone(), run.params.clone())] == run.expected;
+        run.groups.push(
+            if same {
+                "same as fixed"
+            } else {
+                "differs from fixed"
+            }
+            .into(),
+        );
+        let p = params[&run.params];
+        if run.params.starts_with('R') {
+            run.params = "(random)".into();
+        }
+        tally.add(&run, compare_as(&run, p, LogGopSim::Released));
+    }
+    tally.check("released, generated", 2400);
 }

@@ -20,6 +20,12 @@
 //!   which raises the sender's CPU and NIC free times to that time (G8);
 //! - a rank ends at its latest CPU free time (G11).
 //!
+//! With [`LogGopSim::Released`] (`--loggopsim released`) it runs as
+//! LogGOPSim as released instead: libstdc++'s unstable sort, 0-byte
+//! charges wrapped and the clock modulo 2^64, no causality raise, the
+//! receive's size on the unexpected path, and only the queues checked at
+//! the end (docs/goal.md, "LogGOPSim as released").
+//!
 //! Machine state is [`Hosts`] ([`super::machine`]), matching
 //! [`GoalQueues`] ([`super::matching`]), dependencies [`Deps`]
 //! ([`super::goal_rank`]). The queue is the engine's [`EventQueue`].
@@ -27,7 +33,7 @@
 use core::cmp::Reverse;
 
 use crate::queue::EventQueue;
-use crate::transfer::Network;
+use crate::transfer::{MessageCost, Network};
 
 use super::goal_probe::{GoalKernels, Sent};
 use super::goal_rank::Deps;
@@ -35,7 +41,7 @@ use super::graph::{ANY, Graph, OpKind};
 use super::machine::Hosts;
 use super::matching::{GoalEntry, GoalQueues};
 use super::options::SimError;
-use super::options::{MAX_CLOCK, RunOptions};
+use super::options::{LogGopSim, MAX_CLOCK, RunOptions};
 use super::result::RunResult;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -77,6 +83,8 @@ struct GoalRun<'g> {
     kernels: Option<GoalKernels>,
     /// Some message of the graph is rendezvous on `network`.
     rendezvous: bool,
+    /// LogGOPSim as released (docs/goal.md, "LogGOPSim as released").
+    released: bool,
 }
 
 /// Runs `graph` on `network` and returns every rank's end time. Fails on
@@ -95,6 +103,14 @@ pub fn run_graph_with(
     network: Network,
     options: RunOptions,
 ) -> Result<RunResult, SimError> {
+    let released = options.loggopsim == LogGopSim::Released;
+    if released && (options.kernels || options.trace) {
+        // As released, times can go back (A2, A3): the kernels assume
+        // they do not.
+        return Err(SimError::Program(
+            "--loggopsim released reproduces LogGOPSim's end times only: no kernels, report, timelines or trace (run without --json, --svg, --trace)".into(),
+        ));
+    }
     let kernels = (options.kernels || options.trace)
         .then(|| GoalKernels::new(graph.ranks(), network, options));
     let rendezvous = graph
@@ -104,7 +120,7 @@ pub fn run_graph_with(
     let mut run = GoalRun {
         g: graph,
         network,
-        hosts: Hosts::new(graph.ranks(), graph.cpus, graph.nics),
+        hosts: Hosts::new(graph.ranks(), graph.cpus, graph.nics, released),
         queues: GoalQueues::new(graph.ranks()),
         deps: Deps::new(graph),
         queue: EventQueue::new(),
@@ -113,6 +129,7 @@ pub fn run_graph_with(
         free: Vec::new(),
         kernels,
         rendezvous,
+        released,
     };
     // G5: rank after rank, the roots at time 0.
     for r in 0..graph.ranks() {
@@ -124,8 +141,10 @@ pub fn run_graph_with(
     let mut processed: u64 = 0;
     while let Some(Reverse((t, stamp, event))) = run.queue.pop() {
         processed += 1;
-        if t > MAX_CLOCK || processed > options.max_events {
-            return Err(SimError::Limit(if t > MAX_CLOCK {
+        // As released, LogGOPSim's clock wraps at 2^64 (A2): no bound.
+        let past = t > MAX_CLOCK && !released;
+        if past || processed > options.max_events {
+            return Err(SimError::Limit(if past {
                 format!(
                     "simulated time passed {MAX_CLOCK} ns (146 years) after {} events: a time or size in the schedule is too large",
                     processed - 1
@@ -187,7 +206,12 @@ impl GoalRun<'_> {
     /// [`Self::schedule_fresh`] when some are fresh.
     #[inline(never)]
     fn schedule_some(&mut self, at_zero: bool) {
-        self.deps.order_fresh(self.g);
+        if self.released {
+            self.deps.order_fresh_released(self.g);
+        } else {
+            self.deps.order_fresh(self.g);
+        }
+        let released = self.released;
         let GoalRun {
             g,
             hosts,
@@ -205,7 +229,12 @@ impl GoalRun<'_> {
                     OpKind::Send => hosts.send_free(o.rank, o.cpu, o.nic),
                     OpKind::Recv | OpKind::Calc => hosts.cpu_free(o.rank, o.cpu),
                 };
-                free.max(deps.earliest(op))
+                // As released, no causality raise (A3).
+                if released {
+                    free
+                } else {
+                    free.max(deps.earliest(op))
+                }
             };
             queue.push(Reverse((t, *stamp, Event::Op(op))));
             *stamp += 1;
@@ -249,7 +278,7 @@ impl GoalRun<'_> {
             return Ok(());
         }
         self.deps.on_start(self.g, op, t);
-        let cost = self.network.message(o.size);
+        let cost = self.cost(o.size);
         self.hosts.on_send(rank, o.cpu, o.nic, t, &cost)?;
         let m = Message {
             send: op,
@@ -276,7 +305,11 @@ impl GoalRun<'_> {
                 k.on_send(sent, t, cpu_end)?;
             }
         }
-        let arrival = t.checked_add(cost.wire).ok_or_else(overflow)?;
+        let arrival = if self.released {
+            t.wrapping_add(cost.wire)
+        } else {
+            t.checked_add(cost.wire).ok_or_else(overflow)?
+        };
         self.push(arrival, Event::Message(slot));
         if !cost.rendezvous {
             self.deps
@@ -302,8 +335,13 @@ impl GoalRun<'_> {
         if let Some(found) = self.queues.on_post(rank, entry) {
             let m = self.take(found.id);
             // A4: the message's size decides rendezvous; the sender's free
-            // times are raised with the receive's CPU and NIC numbers.
-            let rendezvous = self.network.message(m.size).rendezvous;
+            // times are raised with the receive's CPU and NIC numbers. As
+            // released, the receive's size decides: an eager send whose
+            // message meets a receive above S completes a second time, a
+            // rendezvous send whose message meets a receive of at most S
+            // never completes (its dependents never run).
+            let size = if self.released { o.size } else { m.size };
+            let rendezvous = self.network.message(size).rendezvous;
             if rendezvous {
                 self.deps.on_done(self.g, m.send, t);
                 self.hosts.on_rendezvous_match(m.from, o.cpu, o.nic, t);
@@ -325,7 +363,7 @@ impl GoalRun<'_> {
                 .push(Reverse((free, stamp, Event::Message(slot))));
             return Ok(());
         }
-        let cost = self.network.message(m.size);
+        let cost = self.cost(m.size);
         let handled = self.hosts.on_receive(m.to, m.cpu, m.nic, t, &cost)?;
         self.messages[slot as usize].handled = t;
         let m = self.messages[slot as usize];
@@ -345,6 +383,24 @@ impl GoalRun<'_> {
             self.kernels_on_match(receive.id, &m, slot, cost.rendezvous, t)?;
         }
         Ok(())
+    }
+
+    /// The costs of a message of `size` bytes (G6). As released, a 0-byte
+    /// message is charged `0 - 1` bytes in 64-bit unsigned arithmetic
+    /// (A2): `o + (2^64 - 1)·O` and `g + (2^64 - 1)·G` wrap to `o - O`
+    /// and `g - G`, and the receiver's `max` of the two per-byte charges
+    /// is taken on the wrapped values; [`Hosts`] adds them wrapping.
+    fn cost(&self, size: u64) -> MessageCost {
+        let mut cost = self.network.message(size);
+        if let (true, 0, Network::LogGops(p)) = (self.released, size, self.network) {
+            let per_o = u64::MAX.wrapping_mul(p.overhead_per_byte);
+            let per_g = u64::MAX.wrapping_mul(p.gap_per_byte);
+            cost.send_cpu = p.overhead.wrapping_add(per_o);
+            cost.send_gap = p.gap.wrapping_add(per_g);
+            cost.recv_cpu = p.overhead.wrapping_add(per_o.max(per_g));
+            cost.recv_gap = p.gap.wrapping_add(per_g);
+        }
+        cost
     }
 
     /// The message `m` in `slot` as the kernels see it.
@@ -435,6 +491,12 @@ impl GoalRun<'_> {
             })
             .collect();
         if blocked.is_empty() && self.deps.all_started(self.g) {
+            return Ok(());
+        }
+        // As released, LogGOPSim checks only its lists (G12): operations
+        // that never became executable (a rendezvous send completed by
+        // no one, A4) are left out and the times printed.
+        if self.released && self.queues.left().next().is_none() {
             return Ok(());
         }
         let time = (0..self.g.ranks() as u32).map(|r| self.hosts.end(r)).max();

@@ -65,7 +65,10 @@ impl Deps {
             if let Some(e) = self.earliest.get_mut(d) {
                 *e = (*e).max(t);
             }
-            self.unmet[d] -= 1;
+            // Wrapping as LogGOPSim's `uint32_t` count: as released, a send
+            // can complete twice (A4), and a dependent already released
+            // then wraps (it never becomes executable again).
+            self.unmet[d] = self.unmet[d].wrapping_sub(1);
             if self.unmet[d] == 0 {
                 self.fresh.push(d as u32);
             }
@@ -97,6 +100,30 @@ impl Deps {
             if self.fresh.windows(2).any(|w| key(&w[0]) > key(&w[1])) {
                 self.fresh.sort_by_key(key);
             }
+        }
+    }
+
+    /// [`Self::order_fresh`] as LogGOPSim as released orders them (A1):
+    /// by rank (each rank's list is its own `executableNodes`), then each
+    /// rank's operations sorted by kind with libstdc++'s `std::sort`,
+    /// which is not stable above 16 operations ([`super::std_sort`]).
+    pub(super) fn order_fresh_released(&mut self, g: &Graph) {
+        if self.fresh.len() < 2 {
+            return;
+        }
+        let rank = |op: u32| g.ops[op as usize].rank;
+        self.fresh.sort_by_key(|&op| rank(op));
+        let kind_less = |a: &u32, b: &u32| g.ops[*a as usize].kind < g.ops[*b as usize].kind;
+        let mut from = 0;
+        while from < self.fresh.len() {
+            let r = rank(self.fresh[from]);
+            let to = from
+                + self.fresh[from..]
+                    .iter()
+                    .take_while(|&&op| rank(op) == r)
+                    .count();
+            super::std_sort::sort(&mut self.fresh[from..to], &kind_less);
+            from = to;
         }
     }
 

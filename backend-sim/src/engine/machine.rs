@@ -120,6 +120,8 @@ pub(super) struct Hosts {
     /// Free times per rank: `cpus + 2 * nics`.
     stride: usize,
     free: Vec<u64>,
+    /// LogGOPSim as released: times are added wrapping (A2).
+    released: bool,
 }
 
 /// `a + b`, or an error when simulated time would pass 2^64 ns.
@@ -135,12 +137,27 @@ fn later(a: u64, b: u64) -> Result<u64, SimError> {
 
 impl Hosts {
     /// `ranks` ranks of `cpus` CPUs and `nics` NICs each.
-    pub(super) fn new(ranks: usize, cpus: usize, nics: usize) -> Self {
+    pub(super) fn new(ranks: usize, cpus: usize, nics: usize, released: bool) -> Self {
         let stride = cpus + 2 * nics;
         Hosts {
             cpus,
             stride,
             free: vec![0; ranks * stride],
+            released,
+        }
+    }
+
+    /// `now + charge`. As released, added wrapping as LogGOPSim's
+    /// `uint64_t` clock: a 0-byte message's charge may be "negative"
+    /// (A2), and a free time below 0 wraps to about 2^64, where LogGOPSim
+    /// puts the waiting operation back and, from there, wraps its clock
+    /// to small times again.
+    #[inline]
+    fn charge(&self, now: u64, charge: u64) -> Result<u64, SimError> {
+        if self.released {
+            Ok(now.wrapping_add(charge))
+        } else {
+            later(now, charge)
         }
     }
 
@@ -186,7 +203,7 @@ impl Hosts {
         now: u64,
         ns: u64,
     ) -> Result<u64, SimError> {
-        let end = later(now, ns)?;
+        let end = self.charge(now, ns)?;
         let c = self.c(rank, cpu);
         self.free[c] = end;
         Ok(end)
@@ -203,8 +220,8 @@ impl Hosts {
         cost: &MessageCost,
     ) -> Result<(), SimError> {
         let (c, n) = (self.c(rank, cpu), self.n(rank, nic));
-        self.free[c] = later(now, cost.send_cpu)?;
-        self.free[n] = later(now, cost.send_gap)?;
+        self.free[c] = self.charge(now, cost.send_cpu)?;
+        self.free[n] = self.charge(now, cost.send_gap)?;
         Ok(())
     }
 
@@ -220,8 +237,8 @@ impl Hosts {
         cost: &MessageCost,
     ) -> Result<u64, SimError> {
         let (c, n) = (self.c(rank, cpu), self.n(rank, nic));
-        self.free[c] = later(now, cost.recv_cpu)?;
-        self.free[n + 1] = later(now, cost.recv_gap)?;
+        self.free[c] = self.charge(now, cost.recv_cpu)?;
+        self.free[n + 1] = self.charge(now, cost.recv_gap)?;
         Ok(self.free[c])
     }
 
@@ -302,7 +319,7 @@ mod tests {
         /// times, though a rank's sit side by side.
         #[test]
         fn every_cpu_and_nic_side_of_every_rank_is_its_own() {
-            let mut h = Hosts::new(3, 2, 2);
+            let mut h = Hosts::new(3, 2, 2, false);
             let cost = loggops(1);
             h.on_send(1, 1, 1, 100, &cost).unwrap();
             h.on_receive(1, 0, 0, 50, &loggops(10)).unwrap();

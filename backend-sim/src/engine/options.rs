@@ -66,6 +66,25 @@ pub struct RunOptions {
     pub truncation: bool,
     /// How a wildcard receive picks among pending messages (R11).
     pub matching: Matching,
+    /// Which LogGOPSim a GOAL graph reproduces (docs/goal.md, A1-A5):
+    /// the fixed build (default) or the released code.
+    pub loggopsim: LogGopSim,
+}
+
+/// Which LogGOPSim the GOAL executor reproduces (docs/goal.md, "LogGOPSim
+/// as released").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LogGopSim {
+    /// 76451de with the fixes A1-A4: a stable sort of ready operations,
+    /// 0-byte messages charged as 1 byte, the causality raise on several
+    /// CPUs, the message's size deciding rendezvous on both paths.
+    #[default]
+    Fixed,
+    /// 76451de as released: libstdc++'s unstable `std::sort` (A1), a
+    /// 0-byte message charged `(0 - 1)` bytes wrapped in 64 bits (A2), no
+    /// causality raise (A3), the receive's size deciding rendezvous on
+    /// the unexpected path (A4). Times only: no kernels, no trace.
+    Released,
 }
 
 /// How a wildcard receive (any source) picks among the messages pending
@@ -95,6 +114,7 @@ impl RunOptions {
         max_events: u64::MAX,
         truncation: true,
         matching: Matching::Observed,
+        loggopsim: LogGopSim::Fixed,
     };
     /// The measured run with kernels.
     pub const MEASURED: RunOptions = RunOptions {
@@ -104,6 +124,7 @@ impl RunOptions {
         max_events: u64::MAX,
         truncation: true,
         matching: Matching::Observed,
+        loggopsim: LogGopSim::Fixed,
     };
     /// Times only (GOAL schedules, benches): sizes are not matched, as in
     /// LogGOPSim.
@@ -114,6 +135,7 @@ impl RunOptions {
         max_events: u64::MAX,
         truncation: false,
         matching: Matching::Observed,
+        loggopsim: LogGopSim::Fixed,
     };
 }
 
