@@ -51,9 +51,9 @@ Examples:
   heisen simulate backend-sim/scenarios/dissemination_16.goal -L 5000
       Run a LogGOPSim GOAL schedule (e.g. from schedgen) and print every
       rank's end time; LogGOPS parameters default to LogGOPSim's.
-  heisen simulate schedule.goal --loggopsim released
-      The end times LogGOPSim prints as released (without the fixes of
-      docs/goal.md A1-A4; the default reproduces the fixed build).
+  heisen simulate schedule.goal --loggopsim fixed
+      The end times of LogGOPSim with the fixes of docs/goal.md A1-A4
+      (the default, `released`, gives what LogGOPSim as released prints).
   heisen simulate backend-sim/scenarios/master-worker-uneven.toml --match approximated
       Replay the measured run with wildcard receives matched by approximated
       send time (R11) and show how the ends and the critical path move.
@@ -171,14 +171,16 @@ struct SimulateArgs {
     /// then both runs are shown side by side).
     #[arg(long = "match", value_name = "ORDER", default_value = "observed", value_parser = ["observed", "approximated"])]
     matching: String,
-    /// Which LogGOPSim a GOAL schedule reproduces: `fixed` (76451de with
-    /// the fixes of docs/goal.md A1-A4) or `released` (76451de as
+    /// Which LogGOPSim a GOAL schedule reproduces: `released` (76451de as
     /// released: unstable sort of ready operations, 0-byte messages
     /// charged -1 byte, no causality guard on several CPUs, the receive's
-    /// size deciding rendezvous on the unexpected path). `released` gives
-    /// end times only (no --json, --svg, --trace).
-    #[arg(long = "loggopsim", value_name = "BUILD", default_value = "fixed", value_parser = ["fixed", "released"])]
-    loggopsim: String,
+    /// size deciding rendezvous on the unexpected path) or `fixed`
+    /// (76451de with the fixes of docs/goal.md A1-A4). `released` gives
+    /// end times only, as LogGOPSim does. Default: `released`, and
+    /// `fixed` when --json, --svg or --trace ask for the kernels' analysis,
+    /// which needs times that never run backwards.
+    #[arg(long = "loggopsim", value_name = "BUILD", value_parser = ["fixed", "released"])]
+    loggopsim: Option<String>,
     /// LogGOPS latency L (ns, 0 to 2^40).
     #[arg(short = 'L', value_name = "NS", allow_negative_numbers = true, value_parser = bounded("-L", MAX_TIME))]
     latency: Option<u64>,
@@ -496,10 +498,20 @@ fn simulate(a: SimulateArgs) -> Result<String, String> {
                     "{scenario}: --match approximated replays a measured run; a GOAL schedule has no instrumentation (it runs as LogGOPSim runs it), so there is nothing to replay"
                 ));
             }
-            let loggopsim = if a.loggopsim == "released" {
-                LogGopSim::Released
-            } else {
-                LogGopSim::Fixed
+            // LogGOPSim's own output by default; the analysis needs the
+            // fixed build's causal times (docs/goal.md, "LogGOPSim as
+            // released").
+            let analysis = outputs.json.is_some() || outputs.timelines();
+            let loggopsim = match a.loggopsim.as_deref() {
+                Some("released") => LogGopSim::Released,
+                Some(_) => LogGopSim::Fixed,
+                None if analysis => {
+                    eprintln!(
+                        "heisen: note: {scenario} runs by the fixed build's rules (docs/goal.md A1-A4) for --json, --svg and --trace; its end times can differ from LogGOPSim as released (--loggopsim fixed: no note)"
+                    );
+                    LogGopSim::Fixed
+                }
+                None => LogGopSim::Released,
             };
             return simulate_goal(
                 scenario,
@@ -513,9 +525,9 @@ fn simulate(a: SimulateArgs) -> Result<String, String> {
         }
         Loaded::Program(p, lines) => (p, lines),
     };
-    if a.loggopsim == "released" {
+    if a.loggopsim.is_some() {
         return Err(format!(
-            "{scenario}: --loggopsim released applies to GOAL schedules (.goal), which heisen runs as LogGOPSim does"
+            "{scenario}: --loggopsim applies to GOAL schedules (.goal), which heisen runs as LogGOPSim does"
         ));
     }
     let ops: f64 = program.locations.iter().map(|l| operations(&l.body)).sum();

@@ -80,10 +80,10 @@ fn goal_file_prints_loggopsim_times() {
     assert!(stdout(&o).contains("Host 15: 32000"), "{}", stdout(&o));
 }
 
-/// `--loggopsim released` (docs/goal.md, "LogGOPSim as released"):
-/// schedgen's allreduce_ring of 8 ranks with 1 byte (0-byte messages,
-/// A2) ends at 76916 as released, 77000 fixed; the worked example of A3
-/// at 10000 instead of 10100. Times only, GOAL only.
+/// `--loggopsim released` (docs/goal.md, "LogGOPSim as released"), the
+/// default for end times: schedgen's allreduce_ring of 8 ranks with 1
+/// byte (0-byte messages, A2) ends at 76916 as released, 77000 fixed; the
+/// worked example of A3 at 10000 instead of 10100. Times only, GOAL only.
 #[test]
 fn goal_released_loggopsim_gives_its_times() {
     let ring = "tests/data/schedgen/allreduce_ring-8-1.goal";
@@ -93,6 +93,18 @@ fn goal_released_loggopsim_gives_its_times() {
     assert_eq!(out.matches(": 76916\n").count(), 8, "{out}");
     let o = heisen(&["simulate", ring, "--loggopsim", "fixed"]);
     assert_eq!(stdout(&o).matches(": 77000\n").count(), 8);
+    // The default is LogGOPSim as released; an analysis (--json, --svg,
+    // --trace) runs by the fixed build's rules and says so on stderr.
+    let o = heisen(&["simulate", ring]);
+    assert!(stderr(&o).is_empty(), "{}", stderr(&o));
+    assert_eq!(stdout(&o).matches(": 76916\n").count(), 8);
+    let json =
+        std::env::temp_dir().join(format!("heisen-goal-default-{}.json", std::process::id()));
+    let o = heisen(&["simulate", ring, "--json", json.to_str().expect("utf-8")]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o).matches(": 77000\n").count(), 8);
+    assert!(stderr(&o).contains("fixed build's rules"), "{}", stderr(&o));
+    let _ = std::fs::remove_file(&json);
     let cpus = "tests/data/examples/several-cpus-causality.goal";
     let o = heisen(&["simulate", cpus, "--loggopsim", "released"]);
     assert!(stdout(&o).contains("Host 0: 10000\n"), "{}", stdout(&o));
@@ -116,14 +128,15 @@ fn goal_released_loggopsim_gives_its_times() {
 #[test]
 fn goal_graph_with_several_cpus_runs_as_loggopsim() {
     // docs/goal.md, "Several CPUs: a message is handled on the CPU
-    // numbered like the send's": the fixed LogGOPSim prints 4500 and 6552.
-    let o = heisen(&[
-        "simulate",
-        "tests/data/examples/several-cpus-message-cpu.goal",
-    ]);
+    // numbered like the send's": the fixed LogGOPSim prints 4500 and 6552,
+    // LogGOPSim as released (the default) 4500 and 6542 (A3).
+    let file = "tests/data/examples/several-cpus-message-cpu.goal";
+    let o = heisen(&["simulate", file, "--loggopsim", "fixed"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let out = stdout(&o);
     assert!(out.contains("Host 0: 4500\nHost 1: 6552\n"), "{out}");
+    let out = stdout(&heisen(&["simulate", file]));
+    assert!(out.contains("Host 0: 4500\nHost 1: 6542\n"), "{out}");
     // An operation head-of-line behind a wait no longer deadlocks.
     let o = heisen(&["simulate", "tests/data/examples/no-head-of-line.goal"]);
     assert!(
