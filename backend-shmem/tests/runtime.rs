@@ -319,3 +319,62 @@ fn a_spawned_threads_registration_is_not_in_its_overhead() {
         assert_eq!(l["overhead"].as_u64(), Some(charged), "{l}");
     }
 }
+
+/// `ping` and `pong` call each other: indirect recursion, which does not
+/// fold (002 Fig. 11) and goes beyond the region stack.
+fn ping(n: u32) {
+    let _r = heisen_shmem::region("ping");
+    if n > 0 {
+        pong(n - 1);
+    }
+}
+
+fn pong(n: u32) {
+    let _r = heisen_shmem::region("pong");
+    if n > 0 {
+        ping(n - 1);
+    }
+}
+
+/// Locations whose tables overflowed are one line on stderr at exit,
+/// however many (R12); each location's counts stay in its report record.
+/// Before, each such location was a line of its own: taskflow's tests
+/// built with `-finstrument-functions` printed up to 80.
+#[test]
+fn tables_overflowed_on_many_threads_are_one_line_at_exit() {
+    const THREADS: u64 = 5;
+    const DEPTH: u32 = 100;
+    let name = "tables_overflowed_on_many_threads_are_one_line_at_exit";
+    if is_child(name) {
+        let handles: Vec<_> = (0..THREADS)
+            .map(|_| std::thread::spawn(|| ping(DEPTH)))
+            .collect();
+        for h in handles {
+            h.join().expect("thread");
+        }
+        return;
+    }
+    let dir = out_dir("overflow_one_line");
+    let out = child(
+        name,
+        &[("HEISEN_OUTPUT", dir.to_str().expect("utf-8 path"))],
+    );
+    assert!(out.status.success(), "{out:?}");
+    let report = report_in(&dir);
+    let locations = report["locations"].as_array().expect("locations");
+    let frames: Vec<u64> = locations
+        .iter()
+        .map(|l| l["overflow"]["frames"].as_u64().expect("frames"))
+        .filter(|&f| f > 0)
+        .collect();
+    assert_eq!(frames.len() as u64, THREADS, "{frames:?}");
+    let total: u64 = frames.iter().sum();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr.trim_end(),
+        format!(
+            "heisen: {THREADS} locations: {total} records did not fit their tables (regions 0, comms 0, loops 0, frames {total}, wildcard sites 0; each location's in the report)"
+        ),
+        "{stderr}"
+    );
+}
