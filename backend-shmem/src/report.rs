@@ -292,10 +292,7 @@ fn location(s: &ThreadState, selected: usize) -> Report {
         measured_end: end,
         approximated_end,
         delay: (end as i64 - approximated_end).max(0) as u64,
-        // R1 within [start, end]: what was charged before the location
-        // began (a spawned thread's registration) is not in its measured
-        // elapsed time, and local-only would go below zero with it.
-        overhead: k.overhead() - s.overhead_before_start,
+        overhead: k.overhead(),
         critical_path,
         frames_dropped: k.lost_frames(),
         sites_dropped: s.reorders.untracked(),

@@ -273,21 +273,21 @@ fn thousands_of_threads_over_a_run_are_all_measured_and_reported() {
     assert_eq!(count_in("crowd"), free);
 }
 
-/// A spawned thread's location begins at its start merge (R8), after its
-/// registration built its tables: that registration is charged (R1) but
-/// falls before `start`, so the report's overhead, which local-only
-/// compensation subtracts from `measured_end − start` (seed 000 Table 1),
-/// leaves it out. Before, every spawned thread's overhead held it (100 µs
-/// to 3 ms under the pthread interposer against a few µs of life), and
-/// local-only went below zero for 2,142 of a C++ program's 2,228 threads.
+/// A spawned thread's registration (building its tables) is charged as
+/// overhead (R1), and its measured elapsed time `measured_end − start`
+/// includes it: local-only (measured minus overhead, seed 000 Table 1)
+/// is not below zero. Before, `start` was the start merge (R8), after the
+/// registration, while the overhead held it: under the pthread
+/// interposer local-only went below zero for 2,142 of a C++ program's
+/// 2,228 threads (a 4 µs thread charged 2.9 ms).
 #[test]
-fn a_spawned_threads_registration_is_not_in_its_overhead() {
+fn a_spawned_threads_registration_is_in_its_measured_time_and_overhead() {
     const THREADS: u64 = 16;
-    let name = "a_spawned_threads_registration_is_not_in_its_overhead";
+    let name = "a_spawned_threads_registration_is_in_its_measured_time_and_overhead";
     if is_child(name) {
         heisen_shmem::in_region("spawner", || spin(10));
         for i in 0..THREADS {
-            heisen_shmem::spawn(move || spin(100 + i))
+            heisen_shmem::spawn(move || spin(1000 + i))
                 .join()
                 .expect("thread");
         }
@@ -309,14 +309,18 @@ fn a_spawned_threads_registration_is_not_in_its_overhead() {
             .and_then(|a| a["whole"].as_u64())
             .unwrap_or_else(|| panic!("{action} in {}", report["header"]))
     };
-    // A spawned thread without regions is charged its start merge and its
-    // end, nothing else.
+    // Charged besides the registration: the start merge and the end.
     let charged = cost("thread_start") + cost("thread_end");
     let locations = report["locations"].as_array().expect("locations");
     assert_eq!(locations.len() as u64, THREADS + 1);
     for l in &locations[1..] {
         check_location(l);
-        assert_eq!(l["overhead"].as_u64(), Some(charged), "{l}");
+        let n = |k: &str| l[k].as_i64().unwrap_or_else(|| panic!("{k} in {l}"));
+        assert!(n("overhead") > charged as i64, "the registration: {l}");
+        assert!(
+            n("measured_end") - n("start") >= n("overhead"),
+            "local-only not below zero: {l}"
+        );
     }
 }
 
