@@ -341,8 +341,12 @@ pub(crate) fn write(rt: &Runtime) -> Result<PathBuf, String> {
 struct Seen {
     /// Region ids entered anywhere.
     entered: std::collections::BTreeSet<u64>,
-    /// One line per location whose tables overflowed.
-    overflows: Vec<String>,
+    /// Locations whose tables overflowed: how many, the first's id, and
+    /// the records dropped over all of them (regions, comms, loops,
+    /// frames, wildcard sites).
+    overflowed: u64,
+    first_overflowed: u64,
+    dropped: [u64; 5],
 }
 
 /// The report file's text: `{"header", "regions", "locations", "runtime"}`
@@ -395,18 +399,16 @@ fn see(l: &serde_json::Value, seen: &mut Seen) {
             .extend(regions.iter().filter_map(|r| r["region"].as_u64()));
     }
     let o = &l["overflow"];
-    let n = |k: &str| o[k].as_u64().unwrap_or(0);
-    let dropped = n("regions") + n("comms") + n("loops") + n("frames") + n("sites");
-    if dropped > 0 {
-        seen.overflows.push(format!(
-            "location {}: {dropped} records did not fit its tables (regions {}, comms {}, loops {}, frames {}, wildcard sites {})",
-            l["location"],
-            n("regions"),
-            n("comms"),
-            n("loops"),
-            n("frames"),
-            n("sites")
-        ));
+    let kinds =
+        ["regions", "comms", "loops", "frames", "sites"].map(|k| o[k].as_u64().unwrap_or(0));
+    if kinds.iter().any(|&n| n > 0) {
+        if seen.overflowed == 0 {
+            seen.first_overflowed = l["location"].as_u64().unwrap_or(0);
+        }
+        seen.overflowed += 1;
+        for (sum, n) in seen.dropped.iter_mut().zip(kinds) {
+            *sum += n;
+        }
     }
 }
 
@@ -459,8 +461,33 @@ fn notice_problems(rt: &Runtime, info: &RuntimeInfo, seen: &Seen) {
             info.calls_abandoned
         ));
     }
-    for line in &seen.overflows {
-        rt.note(line.clone());
+    if seen.overflowed > 0 {
+        // R12: one line whatever the number of locations (a C++ program
+        // built with -finstrument-functions had 80 threads deeper than the
+        // region stack, and printed 80 lines); each location's counts are
+        // in its report record (`overflow`).
+        let [regions, comms, loops, frames, sites] = seen.dropped;
+        let total: u64 = seen.dropped.iter().sum();
+        let (which, after) = if seen.overflowed == 1 {
+            (
+                format!(
+                    "location {}: {total} records did not fit its tables",
+                    seen.first_overflowed
+                ),
+                "",
+            )
+        } else {
+            (
+                format!(
+                    "{} locations: {total} records did not fit their tables",
+                    seen.overflowed
+                ),
+                "; each location's in the report",
+            )
+        };
+        rt.note(format!(
+            "{which} (regions {regions}, comms {comms}, loops {loops}, frames {frames}, wildcard sites {sites}{after})"
+        ));
     }
 }
 

@@ -1096,7 +1096,14 @@ fn register_current(parent: Option<&Record>) -> Option<*const Thread> {
                         .kernel
                         .on_start_costing(t, &Dependency::immediate(parent), cost)
                 {
-                    state.began(t, m.approximated_end);
+                    // The measured start stays where the thread's
+                    // registration began: its overhead (R1, above) holds
+                    // the registration, so its measured elapsed time must
+                    // too, or local-only (measured − overhead, seed 000
+                    // Table 1) goes below zero (a 4 µs thread charged
+                    // 2.9 ms under the pthread interposer). Its
+                    // approximated start is the merge's (R8).
+                    state.began(state.start, m.approximated_end);
                 }
             }
             p

@@ -489,3 +489,51 @@ fn fortran_module_procedures_are_named_by_module() {
         assert_eq!(count_of(&counts, name), count, "{name} in {counts:?}");
     }
 }
+
+/// A C++20 program written without heisen in mind
+/// (`tests/c/thread_lives.cpp`): 2,228 threads, thread_local destructors
+/// that run instrumented functions (and start a thread) after the
+/// thread's function returned, exceptions out of thread functions into
+/// futures. The hooks change nothing it prints, every call of the
+/// program's deterministic functions is counted, and nothing is
+/// mismatched or lost.
+#[test]
+fn cxx_thread_lives_futures_and_thread_local_destructors_under_the_hooks() {
+    let (dir, out) = run_instrumented(
+        Language::Cxx,
+        "thread_lives",
+        "cpp",
+        &["-std=c++20", NO_STD],
+    );
+    assert_eq!(
+        stdout(&out).trim(),
+        "exceptions 399607 futures 166 short 19000 dtors 21000 detached 50 tree 127",
+        "{}",
+        describe(&out)
+    );
+    assert!(out.stderr.is_empty(), "{}", describe(&out));
+    let report = report(&dir);
+    let counts = counts(&report);
+    for (name, count) in [
+        ("main", 1),
+        ("guarded(int, int)", 40),
+        ("down(int, int)", 42),
+        ("Boom::Boom(int)", 42),
+        ("short_lived()::{lambda()#1}::operator()() const", 2000),
+        ("tree(int)", 127),
+        ("Nested::~Nested()::{lambda()#1}::operator()() const", 1),
+    ] {
+        assert_eq!(count_of(&counts, name), count, "{name} in {counts:?}");
+    }
+    // Every joined thread's destructor ran before its join returned; the
+    // detached threads may still be running at exit (their locations then
+    // are not in the report).
+    assert!(
+        count_of(&counts, "Tracker::~Tracker()") >= 2002,
+        "{counts:?}"
+    );
+    for k in ["exit_mismatches", "exits_without_enter", "frames_unwound"] {
+        assert_eq!(report["runtime"][k], 0, "{k}: {}", report["runtime"]);
+    }
+    assert!(report["runtime"]["threads"].as_u64() >= Some(2178));
+}

@@ -635,6 +635,24 @@ fn cxx_std_threads_mutexes_condvars_shared_mutex_and_async_behave_as_without_hei
     assert!((23..=24).contains(&n), "{n} locations: {}", r["runtime"]);
 }
 
+/// C++20's synchronisation (`cxx20_sync.cpp`): jthreads stopped through
+/// their stop_token, the timed mutexes' and semaphores' timeouts,
+/// condition_variable_any on a shared_mutex and a recursive_mutex,
+/// barrier, latch, atomic wait/notify and call_once. Where libstdc++
+/// uses a futex of its own (barrier, latch, semaphores, atomic waits)
+/// heisen sees only the threads; everything else is a pthread call.
+#[test]
+fn cxx20_jthreads_timeouts_barriers_latches_semaphores_behave_as_without_heisen() {
+    let d = dir("cxx20");
+    let exe = build_with("cxx20_sync.cpp", "g++", &["-std=c++20"], &d);
+    let o = same_both_ways(&exe, &[], 7, &d.join("out"));
+    no_stderr(&o);
+    let r = report(&d.join("out"));
+    // main and 65 threads, every one joined
+    assert_eq!(sane_locations(&r).len(), 66, "{}", r["runtime"]);
+    assert_eq!(r["runtime"]["running_at_exit"], 0);
+}
+
 /// libgomp's barriers, locks and critical sections are futexes, not
 /// pthread calls: heisen sees its threads and the program's own pthread
 /// calls. Its pool threads live until exit, so they are counted as
