@@ -118,10 +118,12 @@ impl Builder {
         F: FnOnce() -> T + Send + 'static,
         T: Send + 'static,
     {
-        let end = Arc::new(End::default());
-        let body = child_body(spawn_record(), end.clone(), f);
-        let inner = self.inner.spawn(body)?;
-        Ok(JoinHandle { inner, end })
+        // SAFETY: `f` and `T` are `'static`: nothing they borrow can go
+        // away before the thread ends (std's `spawn` does the same).
+        #[allow(unsafe_code)] // reason: one body for both spawns, as std
+        unsafe {
+            self.spawn_unchecked(f)
+        }
     }
 
     /// Spawns a thread whose closure and result need not be `'static`

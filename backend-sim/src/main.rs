@@ -498,28 +498,13 @@ fn simulate(a: SimulateArgs) -> Result<String, String> {
                     "{scenario}: --match approximated replays a measured run; a GOAL schedule has no instrumentation (it runs as LogGOPSim runs it), so there is nothing to replay"
                 ));
             }
-            // LogGOPSim's own output by default; the analysis needs the
-            // fixed build's causal times (docs/goal.md, "LogGOPSim as
-            // released").
-            let analysis = outputs.json.is_some() || outputs.timelines();
-            let loggopsim = match a.loggopsim.as_deref() {
-                Some("released") => LogGopSim::Released,
-                Some(_) => LogGopSim::Fixed,
-                None if analysis => {
-                    eprintln!(
-                        "heisen: note: {scenario} runs by the fixed build's rules (docs/goal.md A1-A4) for --json, --svg and --trace; its end times can differ from LogGOPSim as released (--loggopsim fixed: no note)"
-                    );
-                    LogGopSim::Fixed
-                }
-                None => LogGopSim::Released,
-            };
             return simulate_goal(
                 scenario,
                 &header,
                 &graph,
                 &outputs,
                 &progress,
-                (max_events, loggopsim),
+                (max_events, a.loggopsim.as_deref()),
                 a.all_locations,
             );
         }
@@ -970,12 +955,25 @@ fn simulate_goal(
     graph: &Graph,
     outputs: &Outputs,
     progress: &Progress,
-    (max_events, loggopsim): (u64, LogGopSim),
+    (max_events, loggopsim): (u64, Option<&str>),
     all: bool,
 ) -> Result<String, String> {
     // Kernels and a trace only when a file asks for them. LogGOPSim
     // matches by source and tag only: sizes are not checked.
     let wants = outputs.json.is_some() || outputs.timelines();
+    // LogGOPSim's own output by default; the analysis needs the fixed
+    // build's causal times (docs/goal.md, "LogGOPSim as released").
+    let loggopsim = match loggopsim {
+        Some("released") => LogGopSim::Released,
+        Some(_) => LogGopSim::Fixed,
+        None if wants => {
+            eprintln!(
+                "heisen: note: {name} runs by the fixed build's rules (docs/goal.md A1-A4) for --json, --svg and --trace; its end times can differ from LogGOPSim as released (--loggopsim fixed: no note)"
+            );
+            LogGopSim::Fixed
+        }
+        None => LogGopSim::Released,
+    };
     let options = if wants {
         RunOptions {
             trace: outputs.timelines(),

@@ -108,14 +108,17 @@ fn goal_released_loggopsim_gives_its_times() {
     let cpus = "tests/data/examples/several-cpus-causality.goal";
     let o = heisen(&["simulate", cpus, "--loggopsim", "released"]);
     assert!(stdout(&o).contains("Host 0: 10000\n"), "{}", stdout(&o));
+    let refused =
+        std::env::temp_dir().join(format!("heisen-goal-refused-{}.json", std::process::id()));
     let o = heisen(&[
         "simulate",
         ring,
         "--loggopsim",
         "released",
         "--json",
-        "x.json",
+        refused.to_str().expect("utf-8"),
     ]);
+    assert!(!refused.exists(), "nothing written for a refused run");
     assert!(!o.status.success());
     assert!(stderr(&o).contains("end times only"), "{}", stderr(&o));
     let o = heisen(&["simulate", "master-worker", "--loggopsim", "released"]);

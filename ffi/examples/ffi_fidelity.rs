@@ -93,17 +93,21 @@ fn self_times(stdout: &str) -> [(f64, f64); 2] {
     times
 }
 
+/// The id of the region named `name` in a report.
+fn region_id(report: &Value, name: &str) -> Option<u64> {
+    report["regions"]
+        .as_array()
+        .expect("regions")
+        .iter()
+        .find(|r| r["name"] == name)
+        .and_then(|r| r["id"].as_u64())
+}
+
 /// Per worker `(measured, compensated, local-only, overhead)` from a report; the
 /// workers are told apart by their number of `twig` calls (worker 0 makes
 /// more).
 fn report_times(report: &Value) -> [(f64, f64, f64, f64); 2] {
-    let twig = report["regions"]
-        .as_array()
-        .expect("regions")
-        .iter()
-        .find(|r| r["name"] == "twig")
-        .and_then(|r| r["id"].as_u64())
-        .expect("a twig region");
+    let twig = region_id(report, "twig").expect("a twig region");
     let mut workers: Vec<(u64, (f64, f64, f64, f64))> = report["locations"]
         .as_array()
         .expect("locations")
@@ -202,19 +206,8 @@ fn interleaved(args: &[String]) {
 /// times, ms, and the region pairs inside it (every other region's calls
 /// on its location but `start`'s).
 fn phase_time(report: &Value, name: &str) -> (f64, f64, f64) {
-    let id = report["regions"]
-        .as_array()
-        .expect("regions")
-        .iter()
-        .find(|r| r["name"] == name)
-        .and_then(|r| r["id"].as_u64())
-        .unwrap_or_else(|| panic!("a region {name}"));
-    let start = report["regions"]
-        .as_array()
-        .expect("regions")
-        .iter()
-        .find(|r| r["name"] == "start")
-        .and_then(|r| r["id"].as_u64());
+    let id = region_id(report, name).unwrap_or_else(|| panic!("a region {name}"));
+    let start = region_id(report, "start");
     let location = report["locations"]
         .as_array()
         .expect("locations")

@@ -41,13 +41,16 @@ const SLOTS: usize = 1 << 15;
 /// Probes before a lookup gives up and asks the locked map.
 const PROBES: usize = 16;
 
-/// A slot whose function's object was unloaded (`dlclose`): lookups probe
-/// past it, an insert may take it. No function starts at this address.
-const GONE: usize = usize::MAX;
+/// The id of a function whose object was unloaded (`dlclose`): a lookup
+/// of its address misses (the function is resolved again), and only the
+/// same address is ever stored in its slot again. A slot never changes
+/// address, so a hook that read a key reads that address's id, or this.
+/// (No region has this id: ids count up from 0.)
+const FORGOTTEN_ID: u32 = NO_REGION - 2;
 
-/// Function address -> region id, written once per function under
-/// [`RESOLVER`] (and emptied again, to [`GONE`], when its object is
-/// unloaded), read by every hook without a lock.
+/// Function address -> region id, written under [`RESOLVER`] (an id set
+/// to [`FORGOTTEN_ID`] when its object is unloaded, and set again when the
+/// same address is resolved again), read by every hook without a lock.
 struct Table {
     /// 0 = empty; a key is published after its id (release/acquire).
     keys: [AtomicUsize; SLOTS],
@@ -73,7 +76,8 @@ impl Table {
         for _ in 0..PROBES {
             let key = self.keys[i].load(Ordering::Acquire);
             if key == address {
-                return Some(self.ids[i].load(Ordering::Relaxed));
+                let id = self.ids[i].load(Ordering::Acquire);
+                return (id != FORGOTTEN_ID).then_some(id);
             }
             if key == 0 {
                 return None;
@@ -84,41 +88,34 @@ impl Table {
     }
 
     /// Inserts under the resolver's lock (one writer); false when the
-    /// probe window is full (the locked map keeps the address then). The
-    /// first [`GONE`] slot of the window is reused.
+    /// probe window is full (the locked map keeps the address then). An
+    /// address forgotten before gets its id again in its own slot.
     fn insert(&self, address: usize, id: u32) -> bool {
         let mut i = slot(address);
-        let mut free = None;
         for _ in 0..PROBES {
             let key = self.keys[i].load(Ordering::Relaxed);
             if key == address {
+                self.ids[i].store(id, Ordering::Release);
                 return true;
             }
-            if key == GONE && free.is_none() {
-                free = Some(i);
-            }
             if key == 0 {
-                free = free.or(Some(i));
-                break;
+                self.ids[i].store(id, Ordering::Relaxed);
+                self.keys[i].store(address, Ordering::Release);
+                return true;
             }
             i = (i + 1) & (SLOTS - 1);
         }
-        let Some(i) = free else {
-            return false;
-        };
-        self.ids[i].store(id, Ordering::Relaxed);
-        self.keys[i].store(address, Ordering::Release);
-        true
+        false
     }
 
-    /// Empties `address`'s slot (under the resolver's lock): its object
-    /// was unloaded, and another may be loaded at the same address.
+    /// Forgets `address`'s id (under the resolver's lock): its object was
+    /// unloaded, and another may be loaded at the same address.
     fn remove(&self, address: usize) {
         let mut i = slot(address);
         for _ in 0..PROBES {
             let key = self.keys[i].load(Ordering::Relaxed);
             if key == address {
-                self.keys[i].store(GONE, Ordering::Release);
+                self.ids[i].store(FORGOTTEN_ID, Ordering::Release);
                 return;
             }
             if key == 0 {
@@ -193,6 +190,7 @@ fn resolve_at(rt: &'static Runtime, address: usize, place: symbols::Place) -> u3
                 let id = rt.region_id(&name).unwrap_or(NO_REGION);
                 resolver.ids.insert(address, id);
                 TABLE.insert(address, id);
+                HOOKS_RESOLVED.store(true, Ordering::Release);
                 id
             }
         }
@@ -215,13 +213,30 @@ fn forget_unloaded() {
     }
 }
 
-/// Whether names are being resolved, so that there is something to
-/// forget. Not once nothing is measured any more (after the report, or
-/// in a forked child, where the resolver's lock may be held by a thread
-/// of the parent that does not exist here): the names will not be used.
+/// Set when a hook resolved a function of the program (not the
+/// calibration's own address, [`calibration_address`]): until then a
+/// `dlclose` has nothing to forget and takes no lock.
+static HOOKS_RESOLVED: AtomicBool = AtomicBool::new(false);
+
+/// Whether the program's functions are being resolved, so that there is
+/// something to forget. Not once nothing is measured any more (after the
+/// report, or in a forked child, where the resolver's lock may be held by
+/// a thread of the parent that does not exist here): the names will not
+/// be used.
 fn resolving() -> bool {
-    runtime::existing().is_some_and(|rt| !rt.is_off())
-        && resolver().as_ref().is_some_and(|r| !r.ids.is_empty())
+    HOOKS_RESOLVED.load(Ordering::Acquire) && runtime::existing().is_some_and(|rt| !rt.is_off())
+}
+
+/// Runs `f` (a `dlclose`'s bookkeeping) marked as heisen's own work on
+/// this thread, as [`resolve`] is: a hook that fires meanwhile (an
+/// instrumented allocator freeing what the tables drop) returns at once
+/// instead of waiting for the resolver's lock this thread holds.
+fn own_work(f: impl FnOnce()) {
+    if RESOLVING.try_with(|r| r.replace(true)).unwrap_or(true) {
+        return; // already inside heisen's work: nothing forgotten now
+    }
+    let _ = catch_unwind(AssertUnwindSafe(f));
+    let _ = RESOLVING.try_with(|r| r.set(false));
 }
 
 /// Forgets the resolved functions at the addresses `gone` picks.
@@ -263,7 +278,13 @@ pub unsafe extern "C" fn dlclose(handle: *mut c_void) -> c_int {
         real = unsafe { libc::dlsym(libc::RTLD_NEXT, c"dlclose".as_ptr()) } as usize;
         if real == 0 {
             // A program linked statically with the C library: no other
-            // dlclose to call.
+            // dlclose to call. The handle stays open (README, "dlclose").
+            static NOTED: AtomicBool = AtomicBool::new(false);
+            if let Some(rt) = runtime::existing()
+                && !NOTED.swap(true, Ordering::Relaxed)
+            {
+                rt.note("heisen: dlclose: no C library dlclose to call (a static program?): the objects stay loaded");
+            }
             return -1;
         }
         REAL.store(real, Ordering::Release);
@@ -274,20 +295,20 @@ pub unsafe extern "C" fn dlclose(handle: *mut c_void) -> c_int {
     // unmapped: once it is, another thread may load a library there and
     // call it at once (if the object stays loaded, its functions are only
     // resolved again, to the same names).
-    let _ = catch_unwind(|| {
-        if resolving()
-            && let Some(closing) = symbols::Loaded::of_handle(handle)
-        {
-            forget(|address| closing.contains(address));
-        }
-    });
+    if resolving() {
+        own_work(|| {
+            if let Some(closing) = symbols::Loaded::of_handle(handle) {
+                forget(|address| closing.contains(address));
+            }
+        });
+    }
     // Most closes only drop a reference. Those that unload something may
     // unload the object's dependencies too: forgotten after.
     let before = symbols::unloads();
     // SAFETY: the caller's handle, passed on.
     let rc = unsafe { real(handle) };
     if rc == 0 && symbols::unloads() != before {
-        let _ = catch_unwind(forget_unloaded);
+        own_work(forget_unloaded);
     }
     rc
 }
@@ -454,13 +475,20 @@ fn exit_slow<M: Mode>(address: usize) {
                 // raced with its object's load): resolved again, to the
                 // name its enter had. Its exit was dropped before, leaving
                 // the frame open.
-                None if FORGOTTEN.load(Ordering::Relaxed) => match resolve(rt, address) {
-                    Some((id, spent)) => {
-                        with_current(|s| s.overhead(spent));
-                        id
+                None if FORGOTTEN.load(Ordering::Relaxed) => {
+                    // Charged only to a thread measured before it, as in
+                    // `enter_slow` (R1: a cost within the location's span).
+                    let registered = thread::registered();
+                    match resolve(rt, address) {
+                        Some((id, spent)) => {
+                            if registered && spent > 0 {
+                                with_current(|s| s.overhead(spent));
+                            }
+                            id
+                        }
+                        None => return,
                     }
-                    None => return,
-                },
+                }
                 None => return,
             },
         };
@@ -526,7 +554,7 @@ mod tests {
     }
 
     #[test]
-    fn a_removed_address_is_gone_and_its_slot_reused_without_breaking_probes() {
+    fn a_removed_address_is_forgotten_and_keeps_its_slot() {
         let table = Box::new(Table {
             keys: [const { AtomicUsize::new(0) }; SLOTS],
             ids: [const { AtomicU32::new(NO_REGION) }; SLOTS],
@@ -544,17 +572,25 @@ mod tests {
         }
         table.remove(b);
         assert_eq!(table.get(b), None);
-        // Probes go on past the emptied slot.
+        // Probes go on past the forgotten slot.
         assert_eq!(table.get(c), Some(3));
         assert_eq!(table.get(a), Some(1));
-        // Another function at the removed address gets its own id, in
-        // the emptied slot, not after the chain.
+        // Another function at the removed address gets its own id, in the
+        // same slot; the slot never takes another address, so a hook that
+        // read its key reads that address's id or none.
         assert!(table.insert(b, 4));
         assert_eq!(table.get(b), Some(4));
-        assert_eq!(
-            table.keys[(slot(a) + 1) & (SLOTS - 1)].load(Ordering::Relaxed),
-            b
-        );
+        let b_slot = (slot(a) + 1) & (SLOTS - 1);
+        assert_eq!(table.keys[b_slot].load(Ordering::Relaxed), b);
+        table.remove(b);
+        let d = (1..)
+            .map(|i| c + 16 * i)
+            .find(|&x| slot(x) == slot(a))
+            .expect("a fourth address in the chain");
+        assert!(table.insert(d, 5));
+        assert_eq!(table.keys[b_slot].load(Ordering::Relaxed), b);
+        assert_eq!(table.get(d), Some(5));
+        assert_eq!(table.get(b), None);
     }
 
     #[test]

@@ -122,7 +122,7 @@ pub fn run_graph_with(
         network,
         hosts: Hosts::new(graph.ranks(), graph.cpus, graph.nics, released),
         queues: GoalQueues::new(graph.ranks()),
-        deps: Deps::new(graph),
+        deps: Deps::new(graph, released),
         queue: EventQueue::new(),
         stamp: 0,
         messages: Vec::new(),

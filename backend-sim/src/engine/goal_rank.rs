@@ -19,10 +19,12 @@ pub(super) struct Deps {
     started: usize,
     /// Made executable by the current event, in the order they became so.
     fresh: Vec<u32>,
+    /// LogGOPSim as released (A4: a send may complete twice).
+    released: bool,
 }
 
 impl Deps {
-    pub(super) fn new(g: &Graph) -> Self {
+    pub(super) fn new(g: &Graph, released: bool) -> Self {
         Deps {
             unmet: g.unmet.clone(),
             // With one CPU per rank the guard never acts (docs/goal.md
@@ -34,6 +36,7 @@ impl Deps {
             },
             started: 0,
             fresh: Vec::new(),
+            released,
         }
     }
 
@@ -67,7 +70,12 @@ impl Deps {
             }
             // Wrapping as LogGOPSim's `uint32_t` count: as released, a send
             // can complete twice (A4), and a dependent already released
-            // then wraps (it never becomes executable again).
+            // then wraps (it never becomes executable again). The fixed
+            // build never releases a dependent twice.
+            debug_assert!(
+                self.released || self.unmet[d] > 0,
+                "operation {d} released twice"
+            );
             self.unmet[d] = self.unmet[d].wrapping_sub(1);
             if self.unmet[d] == 0 {
                 self.fresh.push(d as u32);
@@ -112,7 +120,9 @@ impl Deps {
             return;
         }
         let rank = |op: u32| g.ops[op as usize].rank;
-        self.fresh.sort_by_key(|&op| rank(op));
+        if self.fresh.windows(2).any(|w| rank(w[0]) > rank(w[1])) {
+            self.fresh.sort_by_key(|&op| rank(op));
+        }
         let kind_less = |a: &u32, b: &u32| g.ops[*a as usize].kind < g.ops[*b as usize].kind;
         let mut from = 0;
         while from < self.fresh.len() {

@@ -110,7 +110,7 @@ impl RuntimeInfo {
         );
         say(
             self.calls_nested,
-            "calls of instrumented functions interrupted a heisen call (signal handlers) and went unmeasured",
+            "calls of instrumented functions interrupted a heisen call (signal handlers, or heisen's own work) and went unmeasured",
         );
         say(
             self.running_at_exit,
