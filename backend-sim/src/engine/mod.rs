@@ -68,7 +68,7 @@ pub(crate) use code::Code;
 pub use code::{Compiled, call_sites, compile};
 pub use goal_loop::{run_graph, run_graph_with};
 pub use graph::{ANY, Edge, Graph, GraphOp, OpKind};
-pub use options::{LogGopSim, MAX_CLOCK, Matching, RunOptions, SimError};
+pub use options::{LogGopSim, MAX_CLOCK, Matching, RunOptions, SHOWN_BLOCKED, SimError};
 pub use probe::{
     DEPTH, Kernel, REPORT_COMMS, REPORT_LOOPS, REPORT_REGIONS, SELECTED, SimProfile, SimReport,
 };

@@ -31,13 +31,23 @@ pub enum SimError {
     },
 }
 
+/// Blocked locations a deadlock's message names; the rest are counted.
+pub const SHOWN_BLOCKED: usize = 8;
+
 impl fmt::Display for SimError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             SimError::Program(s) | SimError::Limit(s) => write!(f, "{s}"),
             SimError::Deadlock { time, blocked } => {
                 write!(f, "deadlock at {time} ns: the program blocks forever; ")?;
-                write!(f, "{}", blocked.join("; "))
+                // One line that reads at any scale: the first locations,
+                // then how many more (all of them are in `blocked`).
+                let shown = blocked.len().min(SHOWN_BLOCKED);
+                write!(f, "{}", blocked[..shown].join("; "))?;
+                if blocked.len() > shown {
+                    write!(f, "; and {} more blocked", blocked.len() - shown)?;
+                }
+                Ok(())
             }
             SimError::Kernel { location, error } => {
                 write!(f, "kernel refused an event of {location}: {error}")

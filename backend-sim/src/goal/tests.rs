@@ -359,6 +359,28 @@ mod graph {
     }
 
     #[test]
+    fn a_deadlock_of_many_ranks_names_the_first_and_counts_the_rest() {
+        // 40 ranks, each waiting for a message nobody sends.
+        let mut text = String::from("num_ranks 40\n");
+        for r in 0..40 {
+            text += &format!("rank {r} {{\nl1: recv 1b from {} tag 0\n}}\n", (r + 1) % 40);
+        }
+        let e = graph_run(&text, LogGops::default()).unwrap_err();
+        let shown = crate::engine::SHOWN_BLOCKED;
+        assert_eq!(
+            e.matches("1 receive waits for a message").count(),
+            shown,
+            "{e}"
+        );
+        assert!(e.contains(&format!("rank {}: ", shown - 1)), "{e}");
+        assert!(!e.contains(&format!("rank {shown}: ")), "{e}");
+        assert!(
+            e.ends_with(&format!("; and {} more blocked", 40 - shown)),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn time_past_two_to_the_64_is_an_error_not_a_wrap() {
         let p = LogGops {
             latency: u64::MAX,
