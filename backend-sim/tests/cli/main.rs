@@ -1,6 +1,9 @@
 //! The `heisen` binary: every command prints what it should and errors
 //! leave with a message that names the problem and a failure status.
 
+mod errors;
+mod goal;
+
 use std::process::{Command, Output};
 
 fn heisen(args: &[&str]) -> Output {
@@ -66,104 +69,6 @@ fn toml_file_gives_the_builtins_table() {
 }
 
 #[test]
-fn goal_file_prints_loggopsim_times() {
-    let o = heisen(&["simulate", "scenarios/dissemination_16.goal"]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let out = stdout(&o);
-    assert_eq!(
-        out.lines().filter(|l| l.ends_with(": 22000")).count(),
-        16,
-        "{out}"
-    );
-    // L = 5000: 4 rounds of o + L + o = 8000.
-    let o = heisen(&["simulate", "scenarios/dissemination_16.goal", "-L", "5000"]);
-    assert!(stdout(&o).contains("Host 15: 32000"), "{}", stdout(&o));
-}
-
-/// `--loggopsim released` (docs/goal.md, "LogGOPSim as released"), the
-/// default for end times: schedgen's allreduce_ring of 8 ranks with 1
-/// byte (0-byte messages, A2) ends at 76916 as released, 77000 fixed; the
-/// worked example of A3 at 10000 instead of 10100. Times only, GOAL only.
-#[test]
-fn goal_released_loggopsim_gives_its_times() {
-    let ring = "tests/data/schedgen/allreduce_ring-8-1.goal";
-    let o = heisen(&["simulate", ring, "--loggopsim", "released"]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let out = stdout(&o);
-    assert_eq!(out.matches(": 76916\n").count(), 8, "{out}");
-    let o = heisen(&["simulate", ring, "--loggopsim", "fixed"]);
-    assert_eq!(stdout(&o).matches(": 77000\n").count(), 8);
-    // The default is LogGOPSim as released; an analysis (--json, --svg,
-    // --trace) runs by the fixed build's rules and says so on stderr.
-    let o = heisen(&["simulate", ring]);
-    assert!(stderr(&o).is_empty(), "{}", stderr(&o));
-    assert_eq!(stdout(&o).matches(": 76916\n").count(), 8);
-    let json =
-        std::env::temp_dir().join(format!("heisen-goal-default-{}.json", std::process::id()));
-    let o = heisen(&["simulate", ring, "--json", json.to_str().expect("utf-8")]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    assert_eq!(stdout(&o).matches(": 77000\n").count(), 8);
-    assert!(stderr(&o).contains("fixed build's rules"), "{}", stderr(&o));
-    let _ = std::fs::remove_file(&json);
-    let cpus = "tests/data/examples/several-cpus-causality.goal";
-    let o = heisen(&["simulate", cpus, "--loggopsim", "released"]);
-    assert!(stdout(&o).contains("Host 0: 10000\n"), "{}", stdout(&o));
-    let refused =
-        std::env::temp_dir().join(format!("heisen-goal-refused-{}.json", std::process::id()));
-    let o = heisen(&[
-        "simulate",
-        ring,
-        "--loggopsim",
-        "released",
-        "--json",
-        refused.to_str().expect("utf-8"),
-    ]);
-    assert!(!refused.exists(), "nothing written for a refused run");
-    assert!(!o.status.success());
-    assert!(stderr(&o).contains("end times only"), "{}", stderr(&o));
-    let o = heisen(&["simulate", "master-worker", "--loggopsim", "released"]);
-    assert!(!o.status.success());
-    assert!(stderr(&o).contains("GOAL schedules"), "{}", stderr(&o));
-    let o = heisen(&["simulate", ring, "--loggopsim", "unpatched"]);
-    assert!(!o.status.success());
-}
-
-#[test]
-fn goal_graph_with_several_cpus_runs_as_loggopsim() {
-    // docs/goal.md, "Several CPUs: a message is handled on the CPU
-    // numbered like the send's": the fixed LogGOPSim prints 4500 and 6552,
-    // LogGOPSim as released (the default) 4500 and 6542 (A3).
-    let file = "tests/data/examples/several-cpus-message-cpu.goal";
-    let o = heisen(&["simulate", file, "--loggopsim", "fixed"]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let out = stdout(&o);
-    assert!(out.contains("Host 0: 4500\nHost 1: 6552\n"), "{out}");
-    let out = stdout(&heisen(&["simulate", file]));
-    assert!(out.contains("Host 0: 4500\nHost 1: 6542\n"), "{out}");
-    // An operation head-of-line behind a wait no longer deadlocks.
-    let o = heisen(&["simulate", "tests/data/examples/no-head-of-line.goal"]);
-    assert!(
-        stdout(&o).contains("Host 0: 16000\nHost 1: 7000\n"),
-        "{}",
-        stdout(&o)
-    );
-    // A latency of 2^64 - 1 ns is refused as written, not run into a
-    // wrapped end time.
-    let o = heisen(&[
-        "simulate",
-        "scenarios/dissemination_16.goal",
-        "-L",
-        "18446744073709551615",
-    ]);
-    assert!(!o.status.success(), "{}", stdout(&o));
-    assert!(
-        stderr(&o).contains("-L 18446744073709551615: expected a whole number"),
-        "{}",
-        stderr(&o)
-    );
-}
-
-#[test]
 fn errors_fail_with_a_message() {
     let o = heisen(&["simulate", "no-such-scenario"]);
     assert!(!o.status.success());
@@ -187,6 +92,27 @@ fn help_teaches_with_examples() {
     assert!(stdout(&o).contains("heisen simulate master-worker"));
     let o = heisen(&["simulate", "--help"]);
     assert!(stdout(&o).contains("Examples:"));
+}
+
+/// A bad input's error: a failure status, no panic, one line on stderr
+/// that starts with "heisen: error:" and contains every part of `expect`.
+fn refused(args: &[&str], expect: &[&str]) {
+    let o = heisen(args);
+    let err = stderr(&o);
+    assert!(!o.status.success(), "{args:?} succeeded:\n{}", stdout(&o));
+    assert_ne!(o.status.code(), Some(101), "{args:?} panicked: {err}");
+    assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+    assert!(err.starts_with("heisen: error: "), "{args:?}: {err}");
+    for e in expect {
+        assert!(err.contains(e), "{args:?}: no {e:?} in {err}");
+    }
+}
+
+/// Writes `text` as `name` in a scratch directory; returns its path.
+fn scenario_file(test: &str, name: &str, text: &str) -> String {
+    let path = scratch(test).join(name);
+    std::fs::write(&path, text).unwrap();
+    path.display().to_string()
 }
 
 /// A fresh directory for one test's files.
@@ -668,243 +594,6 @@ fn reports_that_select_other_regions_are_rendered_one_by_one() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// A bad input's error: a failure status, no panic, one line on stderr
-/// that starts with "heisen: error:" and contains every part of `expect`.
-fn refused(args: &[&str], expect: &[&str]) {
-    let o = heisen(args);
-    let err = stderr(&o);
-    assert!(!o.status.success(), "{args:?} succeeded:\n{}", stdout(&o));
-    assert_ne!(o.status.code(), Some(101), "{args:?} panicked: {err}");
-    assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
-    assert!(err.starts_with("heisen: error: "), "{args:?}: {err}");
-    for e in expect {
-        assert!(err.contains(e), "{args:?}: no {e:?} in {err}");
-    }
-}
-
-/// Writes `text` as `name` in a scratch directory; returns its path.
-fn scenario_file(test: &str, name: &str, text: &str) -> String {
-    let path = scratch(test).join(name);
-    std::fs::write(&path, text).unwrap();
-    path.display().to_string()
-}
-
-// ----- class "wrong successes": values that overflow, MPI errors -------------
-
-#[test]
-fn loggops_values_beyond_range_are_refused_not_overflowed() {
-    let goal = "scenarios/dissemination_16.goal";
-    refused(
-        &["simulate", goal, "-L", "18446744073709551615"],
-        &["-L 18446744073709551615", "from 0 to 1099511627776"],
-    );
-    refused(
-        &["simulate", goal, "-G", "2000000"],
-        &["-G 2000000", "from 0 to"],
-    );
-    refused(
-        &["simulate", "master-worker", "-o", "99999999999999"],
-        &["-o 99999999999999"],
-    );
-    // At the limit, the run's time stays in range (2^40 per hop).
-    let o = heisen(&["simulate", goal, "-L", "1099511627776"]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    assert!(
-        stdout(&o).contains("Host 15: 4398046523104"),
-        "{}",
-        stdout(&o)
-    );
-}
-
-// ----- class "memory and progress" ------------------------------------------
-
-#[test]
-fn a_runaway_program_is_announced_and_stopped_by_max_events() {
-    // 4e9 x 4e9 turns: announced at once, stopped at the event limit.
-    let file = scenario_file(
-        "runaway",
-        "r.toml",
-        "[[location]]\nname = \"a\"\nops = [ { loop = 4000000000, ops = [ { loop = 4000000000, ops = [ { compute = 1 } ] } ] } ]\n",
-    );
-    let o = heisen(&["simulate", &file, "--max-events", "20000"]);
-    let err = stderr(&o);
-    assert!(!o.status.success() && o.status.code() != Some(101), "{err}");
-    assert!(
-        err.contains("heisen: error: ")
-            && err.contains("stopped after 20000 events (--max-events)"),
-        "{err}"
-    );
-    assert!(
-        err.contains("warning: ")
-            && err.contains("runs about 3.20e19 operations")
-            && err.contains("--max-events stops it after 20000 events"),
-        "{err}"
-    );
-    // GOAL schedules too.
-    let g = heisen(&[
-        "simulate",
-        "scenarios/dissemination_16.goal",
-        "--max-events",
-        "10",
-    ]);
-    assert!(
-        !g.status.success() && stderr(&g).contains("stopped after 10 events (--max-events)"),
-        "{}",
-        stderr(&g)
-    );
-    let o = heisen(&["simulate", &file, "--max-events", "0"]);
-    assert!(
-        stderr(&o).contains("stopped after 0 events"),
-        "{}",
-        stderr(&o)
-    );
-}
-
-#[test]
-fn a_goal_schedule_is_stopped_by_max_events_too() {
-    // The graph executor (GOAL) honours the same limit as programs.
-    let file = scenario_file(
-        "goal-limit",
-        "g.goal",
-        "num_ranks 2\nrank 0 {\nl1: calc 100000\nl2: send 8b to 1\nl2 requires l1\n}\nrank 1 {\nl1: recv 8b from 0\n}\n",
-    );
-    let o = heisen(&["simulate", &file]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let o = heisen(&["simulate", &file, "--max-events", "2"]);
-    let err = stderr(&o);
-    assert!(!o.status.success() && o.status.code() != Some(101), "{err}");
-    assert!(
-        err.contains("stopped after 2 events (--max-events)"),
-        "{err}"
-    );
-}
-
-#[test]
-fn a_message_larger_than_its_receive_is_a_truncation_error() {
-    let file = scenario_file(
-        "truncate",
-        "t.toml",
-        "[[location]]\nname = \"a\"\nops = [ { send = \"b\", bytes = 1000 } ]\n\
-         [[location]]\nname = \"b\"\nops = [ { recv = \"a\", bytes = 8 } ]\n",
-    );
-    refused(
-        &["simulate", &file],
-        &[
-            "truncated",
-            "a sent 1000 B",
-            "to b",
-            "at most 8 B",
-            "MPI_ERR_TRUNCATE",
-        ],
-    );
-}
-
-#[test]
-fn a_message_nobody_receives_is_warned_about() {
-    let file = scenario_file(
-        "unreceived",
-        "u.toml",
-        "[[location]]\nname = \"a\"\nops = [ { send = \"b\", bytes = 8, tag = 3 } ]\n\
-         [[location]]\nname = \"b\"\nops = [ { compute = 5 } ]\n",
-    );
-    let o = heisen(&["simulate", &file]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let err = stderr(&o);
-    assert!(
-        err.contains("warning: 1 messages were sent but never received: a to b (tag 3, 8 B)"),
-        "{err}"
-    );
-}
-
-#[test]
-fn two_locations_with_one_name_are_refused() {
-    let file = scenario_file(
-        "names",
-        "n.toml",
-        "[[location]]\nname = \"w\"\ncount = 2\n\n[[location]]\nname = \"w 2\"\n",
-    );
-    refused(
-        &["simulate", &file],
-        &[
-            "n.toml:5:",
-            "a second location named \"w 2\"",
-            "first is on line 1",
-        ],
-    );
-}
-
-// ----- class "messages in Rust terms": what, where, what is allowed ----------
-
-#[test]
-fn bad_values_are_named_as_written_with_what_is_allowed() {
-    let toml = |ops: &str| format!("[[location]]\nname = \"a\"\nops = [\n  {ops}\n]\n");
-    let file = scenario_file("terms", "c.toml", &toml("{ compute = -5 }"));
-    refused(
-        &["simulate", &file],
-        &[
-            "c.toml:4: compute = -5:",
-            "whole number, 0 or more",
-            "uniform",
-        ],
-    );
-    for (op, expect) in [
-        (
-            "{ send = 0, bytes = -8 }",
-            "c.toml:4: bytes = -8: expected a whole number, 0 or more",
-        ),
-        (
-            "{ send = -1 }",
-            "c.toml:4: send = -1: a location is its name",
-        ),
-        (
-            "{ recv = 0, tag = -2 }",
-            "c.toml:4: tag = -2: expected a whole number from 0 to 4294967295",
-        ),
-    ] {
-        let file = scenario_file("terms", "c.toml", &toml(op));
-        refused(&["simulate", &file], &[expect]);
-    }
-    for e in ["u64", "untagged", "ComputeFile", "Peer"] {
-        let o = heisen(&["simulate", &file]);
-        assert!(!stderr(&o).contains(e), "{}", stderr(&o));
-    }
-}
-
-#[test]
-fn a_negative_number_in_a_goal_schedule_is_named() {
-    let file = scenario_file(
-        "goal-negative",
-        "n.goal",
-        "num_ranks 1\nrank 0 {\nl1: calc -5\n}\n",
-    );
-    refused(
-        &["simulate", &file],
-        &["n.goal:3: -5: a GOAL number is a whole number, 0 or more"],
-    );
-}
-
-#[test]
-fn negative_options_are_named_not_taken_for_flags() {
-    refused(
-        &["simulate", "scenarios/dissemination_16.goal", "-L", "-5"],
-        &["-L -5: expected a whole number of ns from 0 to"],
-    );
-    refused(
-        &["simulate", "master-worker", "--seed", "-3"],
-        &["--seed -3: expected a whole number"],
-    );
-    refused(
-        &["simulate", "master-worker", "--max-events", "x"],
-        &["--max-events x"],
-    );
-    refused(
-        &["simulate", "master-worker", "--match", "random"],
-        &["random", "observed", "approximated"],
-    );
-    let o = heisen(&["simulate", "master-worker", "-L", "-5"]);
-    assert!(!stderr(&o).contains("-- -5"), "{}", stderr(&o));
-}
-
 #[test]
 fn a_trace_above_its_limit_is_not_written_but_the_tables_are() {
     // master-worker's trace takes 11 MB: above 6, not far enough above
@@ -1209,51 +898,6 @@ fn call_sites_are_named_by_operation_and_file_line() {
     assert!(out.contains("recv from any tag 1 (op 1.2.1)"), "{out}");
     assert!(out.contains("send to last tag 2 (op 1.2.3)"), "{out}");
     assert!(!out.contains("more records"), "{out}");
-}
-
-#[test]
-fn a_goal_schedule_of_many_ranks_prints_a_summary_and_every_rank_on_request() {
-    let dir = scratch("goal-summary");
-    let file = dir.join("ring.goal");
-    // 40 ranks in a ring: rank r sends to r + 1 after r * 100 ns of work.
-    let mut text = String::from("num_ranks 40\n");
-    for r in 0..40 {
-        text += &format!(
-            "rank {r} {{\nl1: calc {}\nl2: send 8b to {}\nl3: recv 8b from {}\nl2 requires l1\n}}\n",
-            r * 100,
-            (r + 1) % 40,
-            (r + 39) % 40
-        );
-    }
-    std::fs::write(&file, text).unwrap();
-    let o = heisen(&["simulate", file.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let out = stdout(&o);
-    assert!(out.starts_with("40 ranks, "), "{out}");
-    for what in [
-        "min    end: ",
-        "median end: ",
-        "max    end: ",
-        "the 5 ranks that end last:",
-    ] {
-        assert!(out.contains(what), "no {what:?}\n{out}");
-    }
-    assert_eq!(
-        out.lines().filter(|l| l.starts_with("Host ")).count(),
-        5,
-        "{out}"
-    );
-    let all = stdout(&heisen(&[
-        "simulate",
-        file.to_str().unwrap(),
-        "--all-locations",
-    ]));
-    assert_eq!(
-        all.lines().filter(|l| l.starts_with("Host ")).count(),
-        40,
-        "{all}"
-    );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
