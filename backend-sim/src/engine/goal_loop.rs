@@ -206,12 +206,7 @@ impl GoalRun<'_> {
     /// [`Self::schedule_fresh`] when some are fresh.
     #[inline(never)]
     fn schedule_some(&mut self, at_zero: bool) {
-        if self.released {
-            self.deps.order_fresh_released(self.g);
-        } else {
-            self.deps.order_fresh(self.g);
-        }
-        let released = self.released;
+        self.deps.order_fresh(self.g);
         let GoalRun {
             g,
             hosts,
@@ -229,12 +224,8 @@ impl GoalRun<'_> {
                     OpKind::Send => hosts.send_free(o.rank, o.cpu, o.nic),
                     OpKind::Recv | OpKind::Calc => hosts.cpu_free(o.rank, o.cpu),
                 };
-                // As released, no causality raise (A3).
-                if released {
-                    free
-                } else {
-                    free.max(deps.earliest(op))
-                }
+                // A3: raised to what it requires (never, as released).
+                free.max(deps.earliest(op))
             };
             queue.push(Reverse((t, *stamp, Event::Op(op))));
             *stamp += 1;

@@ -28,8 +28,9 @@ impl Deps {
         Deps {
             unmet: g.unmet.clone(),
             // With one CPU per rank the guard never acts (docs/goal.md
-            // A3: the CPU free time is already later): not kept.
-            earliest: if g.cpus > 1 {
+            // A3: the CPU free time is already later), and LogGOPSim as
+            // released has none: not kept.
+            earliest: if g.cpus > 1 && !released {
                 vec![0; g.operations()]
             } else {
                 Vec::new()
@@ -99,10 +100,14 @@ impl Deps {
     /// Puts the operations made executable since the last
     /// [`Self::clear_fresh`] in LogGOPSim's order: by rank, then sends,
     /// receives, calcs, each kind in the order they became executable (a
-    /// stable sort, G5 and A1); [`Self::fresh`] then lists them and
-    /// [`Self::earliest`] gives each one's earliest time.
+    /// stable sort, G5 and A1; as released, its unstable sort); then
+    /// [`Self::fresh`] lists them and [`Self::earliest`] gives each one's
+    /// earliest time.
     #[inline]
     pub(super) fn order_fresh(&mut self, g: &Graph) {
+        if self.released {
+            return self.order_fresh_released(g);
+        }
         if self.fresh.len() > 1 {
             let key = |&op: &u32| (g.ops[op as usize].rank, g.ops[op as usize].kind);
             if self.fresh.windows(2).any(|w| key(&w[0]) > key(&w[1])) {
@@ -115,7 +120,7 @@ impl Deps {
     /// by rank (each rank's list is its own `executableNodes`), then each
     /// rank's operations sorted by kind with libstdc++'s `std::sort`,
     /// which is not stable above 16 operations ([`super::std_sort`]).
-    pub(super) fn order_fresh_released(&mut self, g: &Graph) {
+    fn order_fresh_released(&mut self, g: &Graph) {
         if self.fresh.len() < 2 {
             return;
         }
@@ -150,7 +155,8 @@ impl Deps {
     }
 
     /// `op`'s earliest time: the latest completion of what it requires and
-    /// start of what it irequires (0 with one CPU per rank, A3).
+    /// start of what it irequires (0 with one CPU per rank, and as
+    /// released, A3).
     #[inline]
     pub(super) fn earliest(&self, op: u32) -> u64 {
         self.earliest.get(op as usize).copied().unwrap_or(0)
