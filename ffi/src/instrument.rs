@@ -70,14 +70,14 @@ fn slot(address: usize) -> usize {
 }
 
 impl Table {
+    /// The slot holding `address`, if any (its key read with acquire).
     #[inline(always)]
-    fn get(&self, address: usize) -> Option<u32> {
+    fn position(&self, address: usize) -> Option<usize> {
         let mut i = slot(address);
         for _ in 0..PROBES {
             let key = self.keys[i].load(Ordering::Acquire);
             if key == address {
-                let id = self.ids[i].load(Ordering::Acquire);
-                return (id != FORGOTTEN_ID).then_some(id);
+                return Some(i);
             }
             if key == 0 {
                 return None;
@@ -85,6 +85,12 @@ impl Table {
             i = (i + 1) & (SLOTS - 1);
         }
         None
+    }
+
+    #[inline(always)]
+    fn get(&self, address: usize) -> Option<u32> {
+        let id = self.ids[self.position(address)?].load(Ordering::Acquire);
+        (id != FORGOTTEN_ID).then_some(id)
     }
 
     /// Inserts under the resolver's lock (one writer); false when the
@@ -111,17 +117,8 @@ impl Table {
     /// Forgets `address`'s id (under the resolver's lock): its object was
     /// unloaded, and another may be loaded at the same address.
     fn remove(&self, address: usize) {
-        let mut i = slot(address);
-        for _ in 0..PROBES {
-            let key = self.keys[i].load(Ordering::Relaxed);
-            if key == address {
-                self.ids[i].store(FORGOTTEN_ID, Ordering::Release);
-                return;
-            }
-            if key == 0 {
-                return;
-            }
-            i = (i + 1) & (SLOTS - 1);
+        if let Some(i) = self.position(address) {
+            self.ids[i].store(FORGOTTEN_ID, Ordering::Release);
         }
     }
 }
@@ -147,6 +144,8 @@ std::thread_local! {
 }
 
 /// The region of `address`, resolving it on first sight: `(id, ns spent)`,
+/// the time 0 unless the thread was measured before (R1: a cost within
+/// the location's span; a thread's first call registers it after this);
 /// `None` if this thread is resolving already.
 #[cold]
 #[inline(never)]
@@ -154,6 +153,7 @@ fn resolve(rt: &'static Runtime, address: usize) -> Option<(u32, u64)> {
     if RESOLVING.try_with(|r| r.replace(true)).unwrap_or(true) {
         return None;
     }
+    let registered = thread::registered();
     let t0 = rt.now();
     let known = resolver()
         .as_ref()
@@ -170,7 +170,11 @@ fn resolve(rt: &'static Runtime, address: usize) -> Option<(u32, u64)> {
             resolve_at(rt, address, place)
         }
     };
-    let spent = rt.now().saturating_sub(t0);
+    let spent = if registered {
+        rt.now().saturating_sub(t0)
+    } else {
+        0
+    };
     let _ = RESOLVING.try_with(|r| r.set(false));
     Some((id, spent))
 }
@@ -390,10 +394,8 @@ fn enter_slow<M: Mode>(address: usize) {
         let (id, spent) = match TABLE.get(address) {
             Some(id) => (id, 0),
             None => {
-                // Charge the resolution only to a thread measured before it.
-                let registered = thread::registered();
                 match resolve(rt, address) {
-                    Some((id, spent)) => (id, if registered { spent } else { 0 }),
+                    Some(found) => found,
                     None => {
                         // A first call made while this thread resolves a
                         // name (a signal handler interrupted it).
@@ -475,20 +477,15 @@ fn exit_slow<M: Mode>(address: usize) {
                 // raced with its object's load): resolved again, to the
                 // name its enter had. Its exit was dropped before, leaving
                 // the frame open.
-                None if FORGOTTEN.load(Ordering::Relaxed) => {
-                    // Charged only to a thread measured before it, as in
-                    // `enter_slow` (R1: a cost within the location's span).
-                    let registered = thread::registered();
-                    match resolve(rt, address) {
-                        Some((id, spent)) => {
-                            if registered && spent > 0 {
-                                with_current(|s| s.overhead(spent));
-                            }
-                            id
+                None if FORGOTTEN.load(Ordering::Relaxed) => match resolve(rt, address) {
+                    Some((id, spent)) => {
+                        if spent > 0 {
+                            with_current(|s| s.overhead(spent));
                         }
-                        None => return,
+                        id
                     }
-                }
+                    None => return,
+                },
                 None => return,
             },
         };
