@@ -644,6 +644,20 @@ mod tests {
         inside: 10,
     };
 
+    /// Leaf calls of region 7 from `t`, one every 160 ns (inclusive 40),
+    /// until an enter is light: the probe, in its first light call, and
+    /// that call's clock read.
+    fn to_first_light(mut t: u64) -> (Probe, u64) {
+        let mut p = Probe::new();
+        let mut last = 0u64;
+        while let Enter::Full(_) = p.on_enter(C7, t, last, COST, || Some(5)) {
+            p.leaf_exit(7, t + 60, 40, COST.whole);
+            last = t + 60;
+            t += 160;
+        }
+        (p, t)
+    }
+
     /// Drives `calls` leaf calls of region 7: each full one `full` ns
     /// from enter to enter (inclusive `inside` of it), each light one
     /// `light` ns; returns the probe, the calls made light and the kernel
@@ -749,14 +763,7 @@ mod tests {
 
     #[test]
     fn an_early_end_is_replayed_and_not_learned() {
-        let mut p = Probe::new();
-        let mut t = 0u64;
-        let mut last = 0u64;
-        while let Enter::Full(_) = p.on_enter(C7, t, last, COST, || Some(5)) {
-            p.leaf_exit(7, t + 60, 40, COST.whole);
-            last = t + 60;
-            t += 160;
-        }
+        let (mut p, t) = to_first_light(0);
         // Two more light calls, the second still open when something
         // else happens.
         assert!(p.light_exit(7));
@@ -798,13 +805,7 @@ mod tests {
     #[test]
     fn a_whole_light_window_ended_by_another_action_is_not_learned() {
         for next in [None, Some(key(8, 0))] {
-            let mut p = Probe::new();
-            let (mut t, mut last) = (1_000u64, 0u64);
-            while let Enter::Full(_) = p.on_enter(C7, t, last, COST, || Some(5)) {
-                p.leaf_exit(7, t + 60, 40, COST.whole);
-                last = t + 60;
-                t += 160;
-            }
+            let (mut p, t) = to_first_light(1_000);
             assert!(p.light_exit(7));
             for _ in 1..WINDOW {
                 assert!(p.light_enter(7, 0) && p.light_exit(7));
@@ -818,13 +819,7 @@ mod tests {
 
     #[test]
     fn a_clock_read_before_the_window_began_ends_it_at_its_start() {
-        let mut p = Probe::new();
-        let (mut t, mut last) = (1_000u64, 0u64);
-        while let Enter::Full(_) = p.on_enter(C7, t, last, COST, || Some(5)) {
-            p.leaf_exit(7, t + 60, 40, COST.whole);
-            last = t + 60;
-            t += 160;
-        }
+        let (mut p, t) = to_first_light(1_000);
         // A core whose TSC lags: the end reads before the window's start.
         let e = p.end_light(t - 3, None).expect("not forced");
         assert_eq!((e.start, e.calls, e.open), (t, 1, true));

@@ -96,15 +96,7 @@ fn a_plugin_loaded_where_an_unloaded_one_was_gets_its_own_names() {
     );
     assert!(out.stderr.is_empty(), "{}", describe(&out));
     let report = report(&dir);
-    let count = |name: &str| {
-        let id = region_id(&report, name).unwrap_or_else(|| panic!("no region {name}"));
-        report["locations"]
-            .as_array()
-            .expect("locations")
-            .iter()
-            .map(|l| region_totals(l, id).0)
-            .sum::<u64>()
-    };
+    let count = |name: &str| calls(&report, name);
     // plugin_one called with 100 and 300, plugin_two with 200 (and in
     // the child, not measured).
     assert_eq!(count("alpha_mid"), 400);
@@ -139,15 +131,7 @@ fn a_plugin_constructor_resolving_names_does_not_hang_another_thread() {
     assert_eq!(stdout(&out), "total 976050\n", "{}", describe(&out));
     assert!(out.stderr.is_empty(), "{}", describe(&out));
     let report = report(&dir);
-    let count = |name: &str| {
-        let id = region_id(&report, name).unwrap_or_else(|| panic!("no region {name}"));
-        report["locations"]
-            .as_array()
-            .expect("locations")
-            .iter()
-            .map(|l| region_totals(l, id).0)
-            .sum::<u64>()
-    };
+    let count = |name: &str| calls(&report, name);
     // Each f is called once per constructor and once per run.
     assert_eq!(count("plugin_init"), 300);
     assert_eq!(count("plugin_run"), 300);

@@ -12,6 +12,32 @@ use serde_json::Value;
 
 const STEPS: u64 = 5;
 
+/// The line worker `worker` printed.
+fn worker_line(text: &str, worker: usize) -> &str {
+    text.lines()
+        .find(|l| l.starts_with(&format!("worker {worker}:")))
+        .unwrap_or_else(|| panic!("worker {worker} in {text}"))
+}
+
+/// Region `twig` (one name of it) has exactly its calls on each worker:
+/// 2,000 and 3,000 a step.
+fn assert_twigs_per_worker(report: &Value, twig: &str) {
+    let id = region_id(report, twig).unwrap_or_else(|| panic!("{twig} is a region"));
+    let mut twigs: Vec<u64> = report["locations"]
+        .as_array()
+        .expect("locations")
+        .iter()
+        .map(|l| region_totals(l, id).0)
+        .filter(|&n| n > 0)
+        .collect();
+    twigs.sort_unstable();
+    assert_eq!(
+        twigs,
+        [2000 * STEPS, 3000 * STEPS],
+        "calls per worker and step"
+    );
+}
+
 #[test]
 fn fidelity_program_instrumented_computes_what_the_plain_one_does() {
     let dir = work_dir("fidelity");
@@ -43,10 +69,7 @@ fn fidelity_program_instrumented_computes_what_the_plain_one_does() {
     let instrumented_out = stdout(&out);
     for worker in 0..2 {
         let checksum = |text: &str| {
-            let line = text
-                .lines()
-                .find(|l| l.starts_with(&format!("worker {worker}:")))
-                .unwrap_or_else(|| panic!("worker {worker} in {text}"));
+            let line = worker_line(text, worker);
             line.split("checksum ").nth(1).map(str::to_owned)
         };
         assert_eq!(
@@ -57,21 +80,8 @@ fn fidelity_program_instrumented_computes_what_the_plain_one_does() {
     }
 
     let report = report(&dir);
-    let twig = region_id(&report, "twig").expect("twig is a region");
     let leaf = region_id(&report, "leaf").expect("leaf is a region");
-    let mut twigs: Vec<u64> = report["locations"]
-        .as_array()
-        .expect("locations")
-        .iter()
-        .map(|l| region_totals(l, twig).0)
-        .filter(|&n| n > 0)
-        .collect();
-    twigs.sort_unstable();
-    assert_eq!(
-        twigs,
-        [2000 * STEPS, 3000 * STEPS],
-        "calls per worker and step"
-    );
+    assert_twigs_per_worker(&report, "twig");
     let leaves: u64 = report["locations"]
         .as_array()
         .expect("locations")
@@ -147,10 +157,7 @@ fn interleaved_program_measures_only_its_instrumented_copy() {
     assert!(out.stderr.is_empty(), "{}", describe(&out));
     let text = stdout(&out);
     for worker in 0..2 {
-        let line = text
-            .lines()
-            .find(|l| l.starts_with(&format!("worker {worker}:")))
-            .unwrap_or_else(|| panic!("worker {worker} in {text}"));
+        let line = worker_line(&text, worker);
         let sums: Vec<&str> = line
             .split("checksums ")
             .nth(1)
@@ -170,18 +177,7 @@ fn interleaved_program_measures_only_its_instrumented_copy() {
         );
     }
     let locations = report["locations"].as_array().expect("locations");
-    let twig = region_id(&report, "hooked_twig").expect("hooked_twig is a region");
-    let mut twigs: Vec<u64> = locations
-        .iter()
-        .map(|l| region_totals(l, twig).0)
-        .filter(|&n| n > 0)
-        .collect();
-    twigs.sort_unstable();
-    assert_eq!(
-        twigs,
-        [2000 * STEPS, 3000 * STEPS],
-        "calls per worker and step"
-    );
+    assert_twigs_per_worker(&report, "hooked_twig");
     for worker in 0..2 {
         let phase = region_id(&report, &format!("phase{worker}")).expect("a phase region");
         let records: Vec<(u64, u64, i64)> = locations

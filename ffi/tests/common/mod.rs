@@ -240,6 +240,18 @@ pub(crate) fn region_totals(location: &Value, id: u64) -> (u64, u64, i64) {
         })
 }
 
+/// Calls of the region named `name` over every location of a report
+/// (panics if there is no such region).
+pub(crate) fn calls(report: &Value, name: &str) -> u64 {
+    let id = region_id(report, name).unwrap_or_else(|| panic!("no region {name}"));
+    report["locations"]
+        .as_array()
+        .expect("locations")
+        .iter()
+        .map(|l| region_totals(l, id).0)
+        .sum()
+}
+
 /// A location's measured and compensated elapsed times, ns.
 pub(crate) fn elapsed(location: &Value) -> (i64, i64) {
     let n = |k: &str| {
