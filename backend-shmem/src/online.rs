@@ -12,11 +12,28 @@ use crate::thread::ThreadState;
 impl ThreadState {
     /// Ends a light window, if one is under way: every action but the
     /// probed region's own enter and exit does this first, so that it sees
-    /// the kernel as if every call had been measured (`probe`).
+    /// the kernel as if every call had been measured (`probe`); and ends a
+    /// timed segment with a clock read before anything else.
     #[inline(always)]
     pub fn settle(&mut self) {
+        if self.probe.due() {
+            self.end_window(None);
+        }
+    }
+
+    /// Ends the light or timed window under way, for an action that is
+    /// not one of its calls: the enter of (`region`, `site`), or another
+    /// (`None`).
+    #[cold]
+    #[inline(never)]
+    fn end_window(&mut self, next: Option<(u32, u32)>) {
         if self.probe.is_light() {
-            self.end_light(None);
+            self.end_light(next);
+        } else {
+            // A timed segment's end: read first, as a light one's is.
+            let t = self.now();
+            let whole = self.kernel.last_measured() == self.probe.exit_t();
+            self.probe.end_timed(t, whole);
         }
     }
 
@@ -25,8 +42,7 @@ impl ThreadState {
     /// compensated inclusive time, charged the light pair (R1, R2); the
     /// time this takes is measured and charged (R1: a cost measured
     /// directly adds its length).
-    #[cold]
-    #[inline(never)]
+    #[inline(always)]
     pub(crate) fn end_light(&mut self, next: Option<(u32, u32)>) {
         let t = self.now();
         let next = next.map(|(region, site)| probe::key(region, site));
@@ -69,11 +85,13 @@ impl ThreadState {
     /// the pair costs in this program once measured (`probe`).
     #[inline(always)]
     pub fn enter_probed(&mut self, region: u32, site: u32, mut cost: Cost, path: Path) {
-        if self.probe.is_light() {
+        if self.probe.due() {
             if self.probe.light_enter(region, site) {
                 return;
             }
-            self.end_light(Some((region, site)));
+            if !self.probe.timed_goes_on(region, site, true) {
+                self.end_window(Some((region, site)));
+            }
         }
         let t = self.now();
         if self.online {
@@ -112,11 +130,13 @@ impl ThreadState {
     /// one is under way, has ended.
     #[inline(always)]
     pub(crate) fn exits_lightly(&mut self, region: u32) -> bool {
-        if self.probe.is_light() {
+        if self.probe.due() {
             if self.probe.light_exit(region) {
                 return true;
             }
-            self.end_light(None);
+            if !self.probe.timed_goes_on(region, 0, false) {
+                self.end_window(None);
+            }
         }
         false
     }

@@ -44,8 +44,25 @@
 //! by a light one; after them one light window follows every
 //! [`LIGHT_EVERY`] full ones. So in the long run about 6 % of a hot
 //! region's calls are light; a loop of 20,000 calls has about 10 %, one
-//! of 2,000 about 40 %. This type is the state machine alone: it reads
-//! no clock.
+//! of 2,000 about 40 %.
+//!
+//! **Segments.** Most programs do something else between their tiny
+//! calls every few calls — take a lock, pop a queue item, enter a parent
+//! region — so a streak of [`WINDOW`] calls never forms. The calls between
+//! two other actions are a *segment*; once the region has made [`WARMUP`]
+//! leaf calls and its segments are shorter than a window, a segment is
+//! timed whole, from its first call's clock read to a clock read taken
+//! first thing by the action that ends it (`ThreadState::settle`), in
+//! pairs: two consecutive segments of the same number of calls `n`, one
+//! full and one light, which first chosen at random (a program that
+//! alternates two kinds of segment biases neither). Each such pair gives
+//! `(T_full − T_light) / n` per call, which goes into the same mean as
+//! the windows' (scaled to a window). A pair is taken at the same rate as
+//! light windows are (every segment during the first [`SAMPLES`], then one
+//! in [`LIGHT_EVERY`]); a segment that is not part of a pair reads no
+//! extra clock.
+//!
+//! This type is the state machine alone: it reads no clock.
 
 use heisen_core::{Cost, Exited, KernelError};
 
@@ -204,9 +221,35 @@ pub struct Probe {
     /// Whether the last window ended inside a light call, whose enter was
     /// replayed (its exit is then no measurement).
     replayed_open: bool,
+    /// The statistics of the region probed before this one, back when
+    /// the thread returns to it (a leaf called between enters of its
+    /// parent: `task`, `cell`, `cell`, `task`, …).
+    saved: Saved,
+    /// What [`Self::swap_saved`] took out for [`Self::restore`].
+    restoring: Saved,
     /// Calls made light.
     pub light_calls: u64,
-    /// Window pairs compared.
+    /// Whether the full window under way began at a segment's first
+    /// call and ends, timed, at the action that ends the segment.
+    timed: bool,
+    /// Whether the window under way (light or timed) began at a
+    /// segment's first call.
+    at_start: bool,
+    /// Leaf calls of the segment under way.
+    segment_calls: u32,
+    /// Calls of the last segment that ended.
+    last_segment: u32,
+    /// Whether the probed region's last call was a leaf (no child
+    /// measured inside it): only a leaf's segments are timed.
+    leaf: bool,
+    /// Segments since the last pair of timed ones.
+    segments_since_pair: u32,
+    /// Chooses which of a pair of segments is light: pseudo-random
+    /// (xorshift), so that no period of the program's lines up with it.
+    order: u32,
+    /// The first segment of a pair: (light, calls, length ns).
+    first: Option<(bool, u32, u64)>,
+    /// Window pairs compared (segment pairs among them).
     pub windows: u64,
     /// Light windows ended early by another action (replayed, not
     /// compared).
@@ -215,6 +258,36 @@ pub struct Probe {
 
 /// No probed region.
 const NONE: u32 = u32::MAX;
+
+/// A probed region's statistics, kept while another is probed.
+#[derive(Clone, Copy, Debug)]
+struct Saved {
+    key: u64,
+    path: Path,
+    streak: u32,
+    leaf: bool,
+    fresh: bool,
+    mean: Mean,
+    inclusive_sum: i64,
+    inclusive_n: u64,
+    fulls_since_light: u32,
+    segments_since_pair: u32,
+}
+
+impl Saved {
+    const NONE: Saved = Saved {
+        key: key(NONE, 0),
+        path: Path::Rust,
+        streak: 0,
+        leaf: false,
+        fresh: true,
+        mean: Mean::new(),
+        inclusive_sum: 0,
+        inclusive_n: 0,
+        fulls_since_light: 0,
+        segments_since_pair: 0,
+    };
+}
 
 /// A region and call site as one word.
 #[inline(always)]
@@ -260,6 +333,16 @@ impl Probe {
             learned_next: 0,
             fresh: true,
             replayed_open: false,
+            timed: false,
+            at_start: false,
+            segment_calls: 0,
+            last_segment: 0,
+            leaf: false,
+            segments_since_pair: 0,
+            order: 0x9e37_79b9,
+            first: None,
+            saved: Saved::NONE,
+            restoring: Saved::NONE,
             light_calls: 0,
             windows: 0,
             aborted: 0,
@@ -271,6 +354,26 @@ impl Probe {
     #[inline(always)]
     pub fn is_light(&self) -> bool {
         self.phase == Phase::Light
+    }
+
+    /// Whether a window is under way that the thread's next other action
+    /// must end with a clock read: a light one, or a full one timed to a
+    /// segment's end ([`Self::end_timed`]).
+    #[inline(always)]
+    pub fn due(&self) -> bool {
+        self.phase == Phase::Light || self.timed
+    }
+
+    /// Whether an enter (`enter`) or exit of `region` from `site` goes on
+    /// with the timed full window under way: the probed region's own.
+    #[inline(always)]
+    pub fn timed_goes_on(&self, region: u32, site: u32, enter: bool) -> bool {
+        self.timed
+            && if enter {
+                key(region, site) == self.key
+            } else {
+                region == self.key as u32
+            }
     }
 
     /// An enter of (`region`, `site`) during a light window: `true` when
@@ -318,19 +421,151 @@ impl Probe {
     ) -> Enter {
         let k = key(call.region, call.site);
         if k != self.key || call.path != self.path {
-            self.switch(k, call.path);
+            // Back to a region probed before: a segment of it begins.
+            if self.switch(k, call.path) && self.segment(t, cost, light) {
+                return Enter::Light;
+            }
         } else if last != self.exit_t {
             // Something else measured since the region's last leaf exit:
-            // the streak begins again.
-            self.restart();
-        } else if self.streak < WARMUP {
-            self.streak += 1;
-        } else if let Some(light) = light()
-            && self.window(t, cost, light)
-        {
-            return Enter::Light;
+            // a segment begins.
+            if self.segment(t, cost, light) {
+                return Enter::Light;
+            }
+        } else {
+            self.segment_calls = self.segment_calls.saturating_add(1);
+            if self.streak < WARMUP {
+                self.streak += 1;
+            } else if let Some(light) = light()
+                && self.window(t, cost, light)
+            {
+                return Enter::Light;
+            }
         }
         Enter::Full(self.charge(cost))
+    }
+
+    /// The first call of a segment, at `t`: the window under way (which
+    /// the other action ended, if it was timed) is dropped, the warm-up
+    /// goes on, and a timed segment begins when a pair is due; `true`
+    /// when it begins light.
+    #[inline(always)]
+    fn segment(&mut self, t: u64, cost: Cost, light: impl FnOnce() -> Option<u64>) -> bool {
+        if self.timed {
+            // No other action ended the timed segment: this call is nested
+            // in its last one (a recursion), which is then no leaf.
+            self.timed = false;
+            self.at_start = false;
+            self.first = None;
+        }
+        self.phase = Phase::Idle;
+        self.calls = 0;
+        self.last_segment = self.segment_calls;
+        self.segment_calls = 1;
+        if self.streak < WARMUP {
+            self.streak += 1;
+            return false;
+        }
+        // Long segments are the windows' (a streak of WINDOW calls and
+        // more), which warm up again after each interruption; only short
+        // segments are timed whole, and only a leaf's.
+        if self.last_segment >= WINDOW {
+            self.streak = 0;
+            self.first = None;
+            return false;
+        }
+        if !self.leaf {
+            self.first = None;
+            return false;
+        }
+        self.segment_pair(t, cost, light)
+    }
+
+    /// [`Self::segment`] past the warm-up, segments shorter than a
+    /// window.
+    #[cold]
+    #[inline(never)]
+    fn segment_pair(&mut self, t: u64, cost: Cost, light: impl FnOnce() -> Option<u64>) -> bool {
+        let make_light = match self.first {
+            // The second of a pair: the other kind.
+            Some((light, _, _)) => !light,
+            None => {
+                self.segments_since_pair += 1;
+                let due = self.full_minus_light.samples < SAMPLES as u64
+                    || self.segments_since_pair > LIGHT_EVERY;
+                if !due {
+                    return false;
+                }
+                self.segments_since_pair = 0;
+                self.order ^= self.order << 13;
+                self.order ^= self.order >> 17;
+                self.order ^= self.order << 5;
+                self.order & 1 == 1
+            }
+        };
+        let Some(light) = light() else {
+            self.first = None;
+            return false;
+        };
+        if self.fresh {
+            self.begin_windows();
+        }
+        self.enter_whole = cost.whole;
+        self.at_start = true;
+        if make_light && self.inclusive_n > 0 {
+            self.start_light(t, light);
+            return true;
+        }
+        if make_light {
+            // Nothing to replay a light call with yet.
+            self.first = None;
+            self.at_start = false;
+            return false;
+        }
+        self.phase = Phase::Full;
+        self.timed = true;
+        self.window_t = t;
+        self.calls = 0;
+        false
+    }
+
+    /// Ends the timed full window under way at clock read `t`, read first
+    /// thing by the action that ends it; `whole`: whether the region's
+    /// last call had exited with nothing measured since (the kernel's last
+    /// measured time is its exit).
+    pub fn end_timed(&mut self, t: u64, whole: bool) {
+        debug_assert!(self.timed);
+        let t = t.max(self.window_t);
+        self.timed = false;
+        self.phase = Phase::Idle;
+        let calls = self.calls + 1;
+        self.calls = 0;
+        if whole && self.at_start {
+            self.segment_ended(false, calls, t - self.window_t);
+        } else {
+            self.first = None;
+        }
+        self.at_start = false;
+    }
+
+    /// A timed segment of `calls` calls ended, `length` ns long: the
+    /// first of a pair, or the second, which is learned from.
+    fn segment_ended(&mut self, light: bool, calls: u32, length: u64) {
+        match self.first.take() {
+            Some((first_light, first_calls, first_length))
+                if first_light != light && first_calls == calls =>
+            {
+                let (full, light) = if light {
+                    (first_length, length)
+                } else {
+                    (length, first_length)
+                };
+                // Per call, in a window's units: one mean for both.
+                let diff = (full as i64 - light as i64) * i64::from(WINDOW) / i64::from(calls);
+                self.learn_diff(diff);
+            }
+            Some(_) => {}
+            None => self.first = Some((light, calls, length)),
+        }
     }
 
     /// A call of the streak past its warm-up at `t`: counts it into the
@@ -360,6 +595,10 @@ impl Probe {
     /// A full window ended at `t`: the next begins, light when one is due.
     #[inline(never)]
     fn full_window_done(&mut self, t: u64, cost: Cost, light: u64) -> bool {
+        // A timed segment as long as a window: an ordinary full window.
+        self.timed = false;
+        self.at_start = false;
+        self.first = None;
         self.full_window = t - self.window_t;
         self.enter_whole = cost.whole;
         self.fulls_since_light += 1;
@@ -378,6 +617,7 @@ impl Probe {
     /// A light window from this enter at `t`, whose calls are charged
     /// `light` a pair.
     fn start_light(&mut self, t: u64, light: u64) {
+        debug_assert!(!self.timed);
         self.phase = Phase::Light;
         self.window_t = t;
         self.calls = 1;
@@ -412,7 +652,12 @@ impl Probe {
             Ok(Some(e)) if !e.folded && e.measured_inclusive == e.measured_exclusive => {
                 self.leaf_exit(region, t, e.inclusive, whole);
             }
-            _ => self.exit_t = u64::MAX,
+            _ => {
+                if region == self.key as u32 {
+                    self.leaf = false;
+                }
+                self.exit_t = u64::MAX;
+            }
         }
     }
 
@@ -426,6 +671,7 @@ impl Probe {
             self.replayed_open = false;
             self.exit_t = u64::MAX;
         } else if region == self.key as u32 {
+            self.leaf = true;
             self.exit_t = t;
             self.exit_whole = whole;
             self.inclusive_sum = self.inclusive_sum.wrapping_add(inclusive);
@@ -456,11 +702,15 @@ impl Probe {
             return None;
         }
         self.light_calls += u64::from(calls);
-        if calls == WINDOW && !open && next == Some(self.key) {
+        let at_start = core::mem::take(&mut self.at_start);
+        if at_start && !open && calls < WINDOW && next != Some(self.key) {
+            // A light segment, ended by the action after it.
+            self.segment_ended(true, calls, t - self.window_t);
+        } else if calls == WINDOW && !open && next == Some(self.key) && !at_start {
             self.learn(t - self.window_t);
         } else {
+            self.first = None;
             self.aborted += 1;
-            self.streak = 0;
         }
         self.replayed_open = open;
         let mean = self.inclusive_sum / self.inclusive_n.max(1) as i64;
@@ -476,6 +726,13 @@ impl Probe {
             light: self.light,
             inclusive: (mean.max(0) as u64).min(spacing),
         })
+    }
+
+    /// The clock read of the probed region's last leaf exit (`u64::MAX`:
+    /// something else happened since).
+    #[inline(always)]
+    pub fn exit_t(&self) -> u64 {
+        self.exit_t
     }
 
     /// After the replay of an ended window whose last call exited at `t`:
@@ -504,9 +761,14 @@ impl Probe {
     /// Learns from a window pair whose light window was `light_window`
     /// ns long.
     fn learn(&mut self, light_window: u64) {
+        self.learn_diff(self.full_window as i64 - light_window as i64);
+    }
+
+    /// Learns from `T_full − T_light` of a window pair (a segment pair's
+    /// scaled to a window).
+    fn learn_diff(&mut self, diff: i64) {
         // R1: a cost measured directly (here, in the running program).
-        self.full_minus_light
-            .add(self.full_window as i64 - light_window as i64);
+        self.full_minus_light.add(diff);
         self.windows += 1;
         if self.full_minus_light.samples >= u64::from(MIN_SAMPLES)
             && let Some(mean) = self.full_minus_light.mean()
@@ -533,9 +795,16 @@ impl Probe {
     /// Starts probing (`region`, `site`): on every enter of another
     /// region than the last, so it only notes the region and what was
     /// learned of it before; the statistics are emptied when its first
-    /// window begins ([`Self::begin_windows`]).
+    /// window begins ([`Self::begin_windows`]), unless they are the ones
+    /// kept of the region probed before the last ([`Self::swap_saved`]):
+    /// then `true`.
     #[inline(always)]
-    fn switch(&mut self, k: u64, path: Path) {
+    fn switch(&mut self, k: u64, path: Path) -> bool {
+        let back = self.saved.key == k && self.saved.path == path;
+        let keep = self.streak > 0;
+        if keep || back {
+            self.swap_saved(keep);
+        }
         self.key = k;
         self.path = path;
         // Entries fill from the first: nothing learned, nothing to look up.
@@ -549,6 +818,50 @@ impl Probe {
         };
         self.fresh = true;
         self.restart();
+        if back {
+            self.restore();
+        }
+        back
+    }
+
+    /// Keeps the statistics of the region probed so far (`keep`), or
+    /// forgets the kept ones.
+    #[cold]
+    #[inline(never)]
+    fn swap_saved(&mut self, keep: bool) {
+        let previous = self.saved;
+        self.saved = if keep {
+            Saved {
+                key: self.key,
+                path: self.path,
+                streak: self.streak,
+                leaf: self.leaf,
+                fresh: self.fresh,
+                mean: self.full_minus_light,
+                inclusive_sum: self.inclusive_sum,
+                inclusive_n: self.inclusive_n,
+                fulls_since_light: self.fulls_since_light,
+                segments_since_pair: self.segments_since_pair,
+            }
+        } else {
+            Saved::NONE
+        };
+        self.restoring = previous;
+    }
+
+    /// Takes back the statistics kept for the region now probed again.
+    #[cold]
+    #[inline(never)]
+    fn restore(&mut self) {
+        let s = self.restoring;
+        self.streak = s.streak;
+        self.leaf = s.leaf;
+        self.fresh = s.fresh;
+        self.full_minus_light = s.mean;
+        self.inclusive_sum = s.inclusive_sum;
+        self.inclusive_n = s.inclusive_n;
+        self.fulls_since_light = s.fulls_since_light;
+        self.segments_since_pair = s.segments_since_pair;
     }
 
     /// The first window of a newly probed region: its statistics begin.
@@ -566,6 +879,11 @@ impl Probe {
         self.phase = Phase::Idle;
         self.calls = 0;
         self.exit_t = u64::MAX;
+        self.timed = false;
+        self.at_start = false;
+        self.segment_calls = 0;
+        self.leaf = false;
+        self.first = None;
     }
 
     /// The surplus charged per pair of `region` (what was learned), ns.
@@ -630,213 +948,4 @@ impl Mean {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    const C7: Call = Call {
-        region: 7,
-        site: 0,
-        path: Path::C,
-    };
-
-    const COST: Cost = Cost {
-        whole: 40,
-        inside: 10,
-    };
-
-    /// Leaf calls of region 7 from `t`, one every 160 ns (inclusive 40),
-    /// until an enter is light: the probe, in its first light call, and
-    /// that call's clock read.
-    fn to_first_light(mut t: u64) -> (Probe, u64) {
-        let mut p = Probe::new();
-        let mut last = 0u64;
-        while let Enter::Full(_) = p.on_enter(C7, t, last, COST, || Some(5)) {
-            p.leaf_exit(7, t + 60, 40, COST.whole);
-            last = t + 60;
-            t += 160;
-        }
-        (p, t)
-    }
-
-    /// Drives `calls` leaf calls of region 7: each full one `full` ns
-    /// from enter to enter (inclusive `inside` of it), each light one
-    /// `light` ns; returns the probe, the calls made light and the kernel
-    /// calls the replays made (enter and exit times).
-    fn drive(calls: u32, full: u64, light: u64, inside: u64) -> (Probe, u64, Vec<(u64, u64)>) {
-        let mut p = Probe::new();
-        let (mut t, mut last) = (1_000u64, 0u64);
-        let mut replayed = Vec::new();
-        for _ in 0..calls {
-            if p.is_light() {
-                if p.light_enter(7, 0) {
-                    t += light;
-                    assert!(p.light_exit(7));
-                    continue;
-                }
-                let e = p.end_light(t, Some(key(7, 0))).expect("not forced");
-                assert_eq!((e.end, e.spacing), (t, (t - e.start) / u64::from(e.calls)));
-                for j in 0..u64::from(e.calls) {
-                    let enter = e.start + j * e.spacing;
-                    replayed.push((enter, enter + e.inclusive));
-                    last = enter + e.inclusive;
-                }
-                p.replayed(last);
-            }
-            match p.on_enter(C7, t, last, COST, || Some(5)) {
-                Enter::Light => {
-                    t += light;
-                    assert!(p.light_exit(7));
-                }
-                Enter::Full(_) => {
-                    let exit = t + inside;
-                    p.leaf_exit(7, exit, inside as i64 - 20, COST.whole);
-                    last = exit;
-                    t += full;
-                }
-            }
-        }
-        let light_calls = p.light_calls;
-        (p, light_calls, replayed)
-    }
-
-    #[test]
-    fn a_hot_leaf_learns_its_pair_cost_in_the_program() {
-        // Full calls 160 ns apart, light ones 50: the full pair costs the
-        // program 110 ns more than the light one, whose own cost is 5.
-        let (p, light, _) = drive(20_000, 160, 50, 60);
-        // Pair 115 against 80 charged by the start-up figure.
-        assert_eq!(p.surplus, 115 - 80);
-        assert!(light > 0);
-        // About one light window in LIGHT_EVERY + 1 once learned.
-        assert!(light < 20_000 / 8, "{light} light calls");
-        assert_eq!(p.aborted, 0);
-        assert_eq!(p.learned().collect::<Vec<_>>(), vec![(7, 0, 35)]);
-    }
-
-    /// The cost a probe charges the next full enter after learning from
-    /// `drive(20_000, full, light, 60)`.
-    fn charged_after(full: u64, light: u64) -> Cost {
-        let (mut p, _, _) = drive(20_000, full, light, 60);
-        p.restart();
-        let Enter::Full(c) = p.on_enter(C7, 1 << 40, 0, COST, || Some(5)) else {
-            panic!("a restarted probe measures");
-        };
-        c
-    }
-
-    #[test]
-    fn the_surplus_goes_to_the_enters_outside_part() {
-        let cost = |whole, inside| Cost { whole, inside };
-        assert_eq!(charged_after(160, 50), cost(75, 10));
-        // A program where the pair costs less than the start-up figure:
-        // never below the part inside.
-        assert_eq!(charged_after(100, 90), cost(10, 10));
-    }
-
-    #[test]
-    fn replayed_calls_fit_their_window_in_order() {
-        let (_, light, replayed) = drive(20_000, 160, 50, 60);
-        assert_eq!(replayed.len() as u64, light);
-        for w in replayed.windows(2) {
-            assert!(w[0].0 <= w[0].1 && w[0].1 <= w[1].0, "{w:?}");
-        }
-        // Each as long as the region's mean compensated inclusive time.
-        assert!(replayed.iter().all(|&(a, b)| b - a == 40));
-    }
-
-    #[test]
-    fn nothing_is_light_before_the_warm_up_or_when_calls_are_not_leaves() {
-        let (_, light, _) = drive(WARMUP + WINDOW - 1, 160, 50, 60);
-        assert_eq!(light, 0);
-        // Every exit followed by another measured event: no streak.
-        let mut p = Probe::new();
-        for i in 0..10_000u64 {
-            let t = 1_000 + i * 200;
-            assert!(matches!(
-                p.on_enter(C7, t, t - 5, COST, || Some(5)),
-                Enter::Full(_)
-            ));
-            p.leaf_exit(7, t + 50, 30, COST.whole);
-        }
-        assert_eq!(p.light_calls, 0);
-    }
-
-    #[test]
-    fn an_early_end_is_replayed_and_not_learned() {
-        let (mut p, t) = to_first_light(0);
-        // Two more light calls, the second still open when something
-        // else happens.
-        assert!(p.light_exit(7));
-        assert!(p.light_enter(7, 0));
-        let e = p.end_light(t + 500, None).expect("not forced");
-        assert_eq!((e.calls, e.open, e.start), (2, true, t));
-        assert_eq!(e.inclusive, 40);
-        assert_eq!((p.aborted, p.windows, p.surplus), (1, 0, 0));
-        assert!(!p.is_light());
-    }
-
-    #[test]
-    fn the_first_light_call_is_first_light() {
-        // Calls 0 to FIRST_LIGHT − 1 measured; call FIRST_LIGHT light.
-        assert!(!drive(FIRST_LIGHT, 160, 50, 60).0.is_light());
-        assert!(drive(FIRST_LIGHT + 1, 160, 50, 60).0.is_light());
-    }
-
-    #[test]
-    fn a_preempted_window_is_left_out_of_the_mean_even_among_the_first() {
-        let mut m = Mean::new();
-        m.add(3_520);
-        m.add(1_003_520); // the second pair: a window preempted for 1 ms
-        for _ in 0..30 {
-            m.add(3_520);
-        }
-        m.add(-2_000_000); // and one much later
-        m.add(3_520);
-        assert_eq!(m.mean(), Some(3_520));
-        // Ordinary spread stays in: the mean, not the median.
-        let mut m = Mean::new();
-        for i in 0..40 {
-            m.add(if i % 4 == 0 { 4_000 } else { 3_400 });
-        }
-        let mean = m.mean().expect("kept");
-        assert!((3_500..=3_600).contains(&mean), "{mean}");
-    }
-
-    #[test]
-    fn a_whole_light_window_ended_by_another_action_is_not_learned() {
-        for next in [None, Some(key(8, 0))] {
-            let (mut p, t) = to_first_light(1_000);
-            assert!(p.light_exit(7));
-            for _ in 1..WINDOW {
-                assert!(p.light_enter(7, 0) && p.light_exit(7));
-            }
-            // The loop is over: the next action is not the region's call.
-            let e = p.end_light(t + 10_000, next).expect("not forced");
-            assert_eq!((e.calls, e.open), (WINDOW, false));
-            assert_eq!((p.windows, p.aborted), (0, 1), "{next:?}");
-        }
-    }
-
-    #[test]
-    fn a_clock_read_before_the_window_began_ends_it_at_its_start() {
-        let (mut p, t) = to_first_light(1_000);
-        // A core whose TSC lags: the end reads before the window's start.
-        let e = p.end_light(t - 3, None).expect("not forced");
-        assert_eq!((e.start, e.calls, e.open), (t, 1, true));
-        assert_eq!(e.inclusive, 0, "no room in a window of no length");
-    }
-
-    #[test]
-    fn a_forced_window_never_ends_by_itself_and_replays_nothing() {
-        let mut p = Probe::new();
-        p.force_light(9, 0, Path::Hook);
-        for _ in 0..100_000 {
-            assert!(p.light_enter(9, 0));
-            assert!(p.light_exit(9));
-        }
-        assert!(!p.light_enter(8, 0));
-        assert_eq!(p.end_light(5, None), None);
-        assert_eq!(p.light_calls, 0);
-        assert!(!p.is_light());
-    }
-}
+mod tests;

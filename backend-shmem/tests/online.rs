@@ -74,6 +74,23 @@ fn leaf_loop(lock_in: Option<u64>) {
     });
 }
 
+/// `CALLS` leaf calls inside `outer` with a lock taken between every
+/// fourth and fifth: segments of four calls, never a window's streak.
+fn segments_loop() -> u64 {
+    let outer = heisen_shmem::Region::new("outer");
+    let leaf = heisen_shmem::Region::new("leaf");
+    let m = heisen_shmem::Mutex::new(0u64);
+    outer.run(|| {
+        for i in 0..CALLS {
+            leaf.run(|| spin(20));
+            if i % 4 == 3 {
+                *m.lock().expect("lock") += 1;
+            }
+        }
+    });
+    *m.lock().expect("lock")
+}
+
 fn run(name: &str, calibration: Option<&str>) -> Value {
     let dir = out_dir(name);
     let mut env = vec![("HEISEN_OUTPUT", dir.to_str().expect("utf-8 path"))];
@@ -142,6 +159,25 @@ fn another_action_in_a_light_call_puts_the_windows_calls_in_first() {
     check_counts(&report);
     let entry = online_entry(&report, "leaf");
     assert_eq!(n(entry, "aborted"), 1, "{entry}");
+}
+
+#[test]
+fn a_hot_leaf_between_other_actions_is_costed_by_segments_and_every_call_counted() {
+    let name = "a_hot_leaf_between_other_actions_is_costed_by_segments_and_every_call_counted";
+    if is_child(name) {
+        assert_eq!(segments_loop(), CALLS / 4);
+        return;
+    }
+    let report = run(name, None);
+    check_counts(&report);
+    let entry = online_entry(&report, "leaf");
+    // Pairs of four-call segments, one of them light: no light window of
+    // a streak could have formed.
+    assert!(n(entry, "windows") > 0, "{entry}");
+    let light = n(entry, "light_calls");
+    assert_eq!(light % 4, 0, "whole segments: {entry}");
+    assert!(light > 0 && light < CALLS / 4, "{entry}");
+    assert_eq!(n(entry, "aborted"), 0, "{entry}");
 }
 
 #[test]
