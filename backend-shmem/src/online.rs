@@ -34,6 +34,9 @@ impl ThreadState {
             let t = self.now();
             let whole = self.kernel.last_measured() == self.probe.exit_t();
             self.probe.end_timed(t, whole);
+            // R1: the bookkeeping's own time, measured directly.
+            let done = self.rt.now().max(t);
+            self.kernel.on_overhead(done - t);
         }
     }
 
@@ -85,13 +88,11 @@ impl ThreadState {
     /// the pair costs in this program once measured (`probe`).
     #[inline(always)]
     pub fn enter_probed(&mut self, region: u32, site: u32, mut cost: Cost, path: Path) {
-        if self.probe.due() {
+        if self.probe.due() && !self.probe.timed_goes_on(region, site, true) {
             if self.probe.light_enter(region, site) {
                 return;
             }
-            if !self.probe.timed_goes_on(region, site, true) {
-                self.end_window(Some((region, site)));
-            }
+            self.end_window(Some((region, site)));
         }
         let t = self.now();
         if self.online {
@@ -126,17 +127,16 @@ impl ThreadState {
     }
 
     /// An exit of `region` by a probed path, first: `true` when it is a
-    /// light window's call (nothing else to do); otherwise the window, if
-    /// one is under way, has ended.
+    /// light window's call (nothing else to do); otherwise a window under
+    /// way has ended, unless it is a timed segment and this is the probed
+    /// region's own exit.
     #[inline(always)]
     pub(crate) fn exits_lightly(&mut self, region: u32) -> bool {
-        if self.probe.due() {
+        if self.probe.due() && !self.probe.timed_goes_on(region, 0, false) {
             if self.probe.light_exit(region) {
                 return true;
             }
-            if !self.probe.timed_goes_on(region, 0, false) {
-                self.end_window(None);
-            }
+            self.end_window(None);
         }
         false
     }

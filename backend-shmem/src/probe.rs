@@ -26,7 +26,8 @@
 //!
 //! with the light pair's own small cost timed at start-up (in situ, as
 //! the full pair is; it reads no clock, so it disturbs little around it).
-//! A light window is compared only when the region's next call ends it.
+//! A light window of a streak is compared only when the region's next
+//! call ends it (a light segment, below, when another action does).
 //! The mean over window pairs (a pair far from the recent median left
 //! out: a preemption or a long interrupt, [`OUTLIER`]; from the
 //! [`MIN_SAMPLES`]th pair on) is charged for every later full call of
@@ -69,8 +70,9 @@ use heisen_core::{Cost, Exited, KernelError};
 /// Calls in a window.
 pub const WINDOW: u32 = 32;
 
-/// Consecutive leaf calls of one region before its first window: a
-/// region called a few times in a row is not worth a light window.
+/// Leaf calls of one region before its first window (counted across its
+/// segments; again after each interruption of a long streak): a region
+/// called a few times is not worth a light window.
 pub const WARMUP: u32 = 256;
 
 /// Window pairs whose median decides what is an outlier.
@@ -128,13 +130,19 @@ impl Path {
 pub const PATHS: usize = 3;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
 enum Phase {
-    /// Counting the streak, or between windows.
-    Idle,
+    /// Counting the warm-up, between windows, or in a short segment
+    /// not timed.
+    Idle = 0,
     /// A full window under way since `window_t`.
-    Full,
+    Full = 1,
     /// A light window under way since `window_t`.
-    Light,
+    Light = 2,
+    /// A full window under way since `window_t` that began at a
+    /// segment's first call and ends, timed, at the action that ends the
+    /// segment ([`Probe::end_timed`]).
+    Timed = 3,
 }
 
 /// An enter: the region, its call site and the code path it came by.
@@ -188,8 +196,9 @@ pub struct Probe {
     /// The probed region and call site, one word (`key`).
     key: u64,
     path: Path,
-    /// Consecutive leaf calls of the region with nothing else measured
-    /// between them, up to [`WARMUP`].
+    /// Calls of the region since it became probed (kept across its
+    /// segments; from 0 again after a long streak's interruption), up to
+    /// [`WARMUP`].
     streak: u32,
     /// The clock read of its last leaf exit (`u64::MAX`: none since
     /// something else happened).
@@ -211,7 +220,11 @@ pub struct Probe {
     full_window: u64,
     fulls_since_light: u32,
     /// `T_full − T_light` of every window pair.
-    full_minus_light: Mean,
+    /// Per slot (the probed region's and the kept one's, [`Saved`]):
+    /// `T_full − T_light` of every pair.
+    means: [Means; 2],
+    /// The probed region's slot of `means`.
+    slot: usize,
     /// Charged above the start-up cost per pair (0 until learned).
     surplus: i64,
     learned: [(u64, Path, i64); LEARNED],
@@ -229,9 +242,6 @@ pub struct Probe {
     restoring: Saved,
     /// Calls made light.
     pub light_calls: u64,
-    /// Whether the full window under way began at a segment's first
-    /// call and ends, timed, at the action that ends the segment.
-    timed: bool,
     /// Whether the window under way (light or timed) began at a
     /// segment's first call.
     at_start: bool,
@@ -239,6 +249,9 @@ pub struct Probe {
     segment_calls: u32,
     /// Calls of the last segment that ended.
     last_segment: u32,
+    /// Where the timed segment under way began: the last event's clock
+    /// read before its first call.
+    segment_t: u64,
     /// Whether the probed region's last call was a leaf (no child
     /// measured inside it): only a leaf's segments are timed.
     leaf: bool,
@@ -251,7 +264,8 @@ pub struct Probe {
     first: Option<(bool, u32, u64)>,
     /// Window pairs compared (segment pairs among them).
     pub windows: u64,
-    /// Light windows ended early by another action (replayed, not
+    /// Light windows ended early by another action, or light segments
+    /// that ran a window's length or ended inside a call (replayed, not
     /// compared).
     pub aborted: u64,
 }
@@ -259,7 +273,18 @@ pub struct Probe {
 /// No probed region.
 const NONE: u32 = u32::MAX;
 
-/// A probed region's statistics, kept while another is probed.
+/// A region's window differences (a window's units): `T_full − T_light`.
+#[derive(Clone, Copy, Debug)]
+struct Means {
+    full: Mean,
+}
+
+impl Means {
+    const NEW: Means = Means { full: Mean::new() };
+}
+
+/// A probed region's statistics, kept while another is probed (its
+/// window differences stay in their slot of `Probe::means`).
 #[derive(Clone, Copy, Debug)]
 struct Saved {
     key: u64,
@@ -267,11 +292,18 @@ struct Saved {
     streak: u32,
     leaf: bool,
     fresh: bool,
-    mean: Mean,
+    slot: usize,
     inclusive_sum: i64,
     inclusive_n: u64,
     fulls_since_light: u32,
     segments_since_pair: u32,
+    first: Option<(bool, u32, u64)>,
+    segment_calls: u32,
+    last_segment: u32,
+    surplus: i64,
+    light: u64,
+    enter_whole: u64,
+    exit_whole: u64,
 }
 
 impl Saved {
@@ -281,11 +313,18 @@ impl Saved {
         streak: 0,
         leaf: false,
         fresh: true,
-        mean: Mean::new(),
+        slot: 0,
         inclusive_sum: 0,
         inclusive_n: 0,
         fulls_since_light: 0,
         segments_since_pair: 0,
+        first: None,
+        segment_calls: 0,
+        last_segment: 0,
+        surplus: 0,
+        light: 0,
+        enter_whole: 0,
+        exit_whole: 0,
     };
 }
 
@@ -327,16 +366,17 @@ impl Probe {
             light: 0,
             full_window: 0,
             fulls_since_light: 0,
-            full_minus_light: Mean::new(),
+            means: [Means::NEW; 2],
+            slot: 0,
             surplus: 0,
             learned: [(key(NONE, 0), Path::Rust, 0); LEARNED],
             learned_next: 0,
             fresh: true,
             replayed_open: false,
-            timed: false,
             at_start: false,
             segment_calls: 0,
             last_segment: 0,
+            segment_t: 0,
             leaf: false,
             segments_since_pair: 0,
             order: 0x9e37_79b9,
@@ -356,19 +396,27 @@ impl Probe {
         self.phase == Phase::Light
     }
 
+    /// Whether a light window of `region` is under way: the one check a
+    /// probed path's export makes before anything else (`thread::light`).
+    #[inline(always)]
+    pub fn is_light_for(&self, region: u32) -> bool {
+        self.phase == Phase::Light && region == self.key as u32
+    }
+
     /// Whether a window is under way that the thread's next other action
     /// must end with a clock read: a light one, or a full one timed to a
     /// segment's end ([`Self::end_timed`]).
     #[inline(always)]
     pub fn due(&self) -> bool {
-        self.phase == Phase::Light || self.timed
+        // Light or Timed: one compare.
+        self.phase as u8 >= Phase::Light as u8
     }
 
     /// Whether an enter (`enter`) or exit of `region` from `site` goes on
     /// with the timed full window under way: the probed region's own.
     #[inline(always)]
     pub fn timed_goes_on(&self, region: u32, site: u32, enter: bool) -> bool {
-        self.timed
+        self.phase == Phase::Timed
             && if enter {
                 key(region, site) == self.key
             } else {
@@ -422,17 +470,17 @@ impl Probe {
         let k = key(call.region, call.site);
         if k != self.key || call.path != self.path {
             // Back to a region probed before: a segment of it begins.
-            if self.switch(k, call.path) && self.segment(t, cost, light) {
+            if self.switch(k, call.path) && self.segment(t, last, cost, light) {
                 return Enter::Light;
             }
         } else if last != self.exit_t {
             // Something else measured since the region's last leaf exit:
             // a segment begins.
-            if self.segment(t, cost, light) {
+            if self.segment(t, last, cost, light) {
                 return Enter::Light;
             }
         } else {
-            self.segment_calls = self.segment_calls.saturating_add(1);
+            self.segment_calls = self.segment_calls.wrapping_add(1);
             if self.streak < WARMUP {
                 self.streak += 1;
             } else if let Some(light) = light()
@@ -449,11 +497,16 @@ impl Probe {
     /// goes on, and a timed segment begins when a pair is due; `true`
     /// when it begins light.
     #[inline(always)]
-    fn segment(&mut self, t: u64, cost: Cost, light: impl FnOnce() -> Option<u64>) -> bool {
-        if self.timed {
+    fn segment(
+        &mut self,
+        t: u64,
+        last: u64,
+        cost: Cost,
+        light: impl FnOnce() -> Option<u64>,
+    ) -> bool {
+        if self.phase == Phase::Timed {
             // No other action ended the timed segment: this call is nested
             // in its last one (a recursion), which is then no leaf.
-            self.timed = false;
             self.at_start = false;
             self.first = None;
         }
@@ -473,44 +526,48 @@ impl Probe {
             self.first = None;
             return false;
         }
-        if !self.leaf {
+        // The path's light pair (not there: no windows at all).
+        let light = if self.leaf { light() } else { None };
+        let Some(light) = light else {
             self.first = None;
             return false;
-        }
-        self.segment_pair(t, cost, light)
+        };
+        self.segment_pair(t, last.min(t), cost, light)
     }
 
     /// [`Self::segment`] past the warm-up, segments shorter than a
     /// window.
     #[cold]
     #[inline(never)]
-    fn segment_pair(&mut self, t: u64, cost: Cost, light: impl FnOnce() -> Option<u64>) -> bool {
+    fn segment_pair(&mut self, t: u64, last: u64, cost: Cost, light: u64) -> bool {
         let make_light = match self.first {
             // The second of a pair: the other kind.
             Some((light, _, _)) => !light,
             None => {
                 self.segments_since_pair += 1;
-                let due = self.full_minus_light.samples < SAMPLES as u64
-                    || self.segments_since_pair > LIGHT_EVERY;
+                let due = self.means[self.slot].full.samples < SAMPLES as u64
+                    || self.segments_since_pair >= LIGHT_EVERY;
                 if !due {
                     return false;
                 }
                 self.segments_since_pair = 0;
+                // Which first, at random: a high bit of the xorshift (its
+                // low bit alone has structure a program's period can meet).
                 self.order ^= self.order << 13;
                 self.order ^= self.order >> 17;
                 self.order ^= self.order << 5;
-                self.order & 1 == 1
+                self.order.wrapping_mul(0x9e37_79b9) >> 31 == 1
             }
-        };
-        let Some(light) = light() else {
-            self.first = None;
-            return false;
         };
         if self.fresh {
             self.begin_windows();
         }
         self.enter_whole = cost.whole;
         self.at_start = true;
+        // Timed from the last event before it (the other action's last
+        // clock read), so that the first call's own enter is inside, as
+        // every later call's is: n enters and n exits of each kind.
+        self.segment_t = last;
         if make_light && self.inclusive_n > 0 {
             self.start_light(t, light);
             return true;
@@ -521,8 +578,7 @@ impl Probe {
             self.at_start = false;
             return false;
         }
-        self.phase = Phase::Full;
-        self.timed = true;
+        self.phase = Phase::Timed;
         self.window_t = t;
         self.calls = 0;
         false
@@ -533,14 +589,13 @@ impl Probe {
     /// last call had exited with nothing measured since (the kernel's last
     /// measured time is its exit).
     pub fn end_timed(&mut self, t: u64, whole: bool) {
-        debug_assert!(self.timed);
+        debug_assert!(self.phase == Phase::Timed);
         let t = t.max(self.window_t);
-        self.timed = false;
         self.phase = Phase::Idle;
         let calls = self.calls + 1;
         self.calls = 0;
         if whole && self.at_start {
-            self.segment_ended(false, calls, t - self.window_t);
+            self.segment_ended(false, calls, t - self.segment_t.min(t));
         } else {
             self.first = None;
         }
@@ -573,13 +628,18 @@ impl Probe {
     #[inline(always)]
     fn window(&mut self, t: u64, cost: Cost, light: u64) -> bool {
         match self.phase {
-            Phase::Full => {
+            Phase::Full | Phase::Timed => {
                 self.calls += 1;
                 if self.calls == WINDOW {
                     return self.full_window_done(t, cost, light);
                 }
             }
             Phase::Idle => {
+                if self.last_segment < WINDOW && self.segment_calls <= WINDOW {
+                    // A later call of a short segment: no window to count
+                    // (short segments are timed whole, `segment`).
+                    return false;
+                }
                 if self.fresh {
                     self.begin_windows();
                 }
@@ -596,14 +656,14 @@ impl Probe {
     #[inline(never)]
     fn full_window_done(&mut self, t: u64, cost: Cost, light: u64) -> bool {
         // A timed segment as long as a window: an ordinary full window.
-        self.timed = false;
+        self.phase = Phase::Full;
         self.at_start = false;
         self.first = None;
         self.full_window = t - self.window_t;
         self.enter_whole = cost.whole;
         self.fulls_since_light += 1;
-        let due =
-            self.full_minus_light.samples < SAMPLES as u64 || self.fulls_since_light >= LIGHT_EVERY;
+        let due = self.means[self.slot].full.samples < SAMPLES as u64
+            || self.fulls_since_light >= LIGHT_EVERY;
         if due && self.inclusive_n > 0 {
             self.fulls_since_light = 0;
             self.start_light(t, light);
@@ -617,7 +677,7 @@ impl Probe {
     /// A light window from this enter at `t`, whose calls are charged
     /// `light` a pair.
     fn start_light(&mut self, t: u64, light: u64) {
-        debug_assert!(!self.timed);
+        debug_assert!(self.phase != Phase::Timed);
         self.phase = Phase::Light;
         self.window_t = t;
         self.calls = 1;
@@ -683,10 +743,12 @@ impl Probe {
 
     /// Ends the light window at clock read `t`, read by the action that
     /// ends it: the enter of region and site `next` (`key`), or another
-    /// action (`None`). Learns from it only when it ran its whole length
-    /// and the probed region's next call ended it (else its length holds
-    /// code after the loop); returns what to put into the kernel (`None`
-    /// for a forced window, whose calls are dropped).
+    /// action (`None`). Learns from a window of a streak only when it ran
+    /// its whole length and the probed region's next call ended it (else
+    /// its length holds code after the loop), and from a light segment
+    /// when another action ended it after its last call; returns what to
+    /// put into the kernel (`None` for a forced window, whose calls are
+    /// dropped).
     pub fn end_light(&mut self, t: u64, next: Option<u64>) -> Option<Ended> {
         debug_assert!(self.is_light());
         // The window began at a clock read the kernel never saw, so the
@@ -702,10 +764,12 @@ impl Probe {
             return None;
         }
         self.light_calls += u64::from(calls);
+        // The window's first call was counted by its enter.
+        self.segment_calls = self.segment_calls.saturating_add(calls.saturating_sub(1));
         let at_start = core::mem::take(&mut self.at_start);
         if at_start && !open && calls < WINDOW && next != Some(self.key) {
             // A light segment, ended by the action after it.
-            self.segment_ended(true, calls, t - self.window_t);
+            self.segment_ended(true, calls, t - self.segment_t.min(t));
         } else if calls == WINDOW && !open && next == Some(self.key) && !at_start {
             self.learn(t - self.window_t);
         } else {
@@ -742,7 +806,7 @@ impl Probe {
     }
 
     /// Another action of the thread (one that may charge overhead without
-    /// reading the clock, R1): the streak does not go on over it.
+    /// reading the clock, R1): the segment under way ends.
     #[inline(always)]
     pub fn interrupt(&mut self) {
         self.exit_t = u64::MAX;
@@ -768,10 +832,10 @@ impl Probe {
     /// scaled to a window).
     fn learn_diff(&mut self, diff: i64) {
         // R1: a cost measured directly (here, in the running program).
-        self.full_minus_light.add(diff);
+        self.means[self.slot].full.add(diff);
         self.windows += 1;
-        if self.full_minus_light.samples >= u64::from(MIN_SAMPLES)
-            && let Some(mean) = self.full_minus_light.mean()
+        if self.means[self.slot].full.samples >= u64::from(MIN_SAMPLES)
+            && let Some(mean) = self.means[self.slot].full.mean()
         {
             // The full pair in this program, less what the start-up
             // calibration charges for it.
@@ -837,16 +901,28 @@ impl Probe {
                 streak: self.streak,
                 leaf: self.leaf,
                 fresh: self.fresh,
-                mean: self.full_minus_light,
+                slot: self.slot,
                 inclusive_sum: self.inclusive_sum,
                 inclusive_n: self.inclusive_n,
                 fulls_since_light: self.fulls_since_light,
                 segments_since_pair: self.segments_since_pair,
+                first: self.first,
+                segment_calls: self.segment_calls,
+                last_segment: self.last_segment,
+                surplus: self.surplus,
+                light: self.light,
+                enter_whole: self.enter_whole,
+                exit_whole: self.exit_whole,
             }
         } else {
             Saved::NONE
         };
         self.restoring = previous;
+        // The next region's window differences go to the other slot: the
+        // kept region's stay where they are.
+        if keep {
+            self.slot = 1 - self.slot;
+        }
     }
 
     /// Takes back the statistics kept for the region now probed again.
@@ -857,19 +933,27 @@ impl Probe {
         self.streak = s.streak;
         self.leaf = s.leaf;
         self.fresh = s.fresh;
-        self.full_minus_light = s.mean;
+        self.slot = s.slot;
         self.inclusive_sum = s.inclusive_sum;
         self.inclusive_n = s.inclusive_n;
         self.fulls_since_light = s.fulls_since_light;
         self.segments_since_pair = s.segments_since_pair;
+        self.first = s.first;
+        self.segment_calls = s.segment_calls;
+        self.last_segment = s.last_segment;
+        self.surplus = s.surplus;
+        self.light = s.light;
+        self.enter_whole = s.enter_whole;
+        self.exit_whole = s.exit_whole;
     }
 
     /// The first window of a newly probed region: its statistics begin.
     #[cold]
     fn begin_windows(&mut self) {
         self.fresh = false;
-        self.full_minus_light = Mean::new();
+        self.means[self.slot] = Means::NEW;
         self.fulls_since_light = 0;
+        self.segments_since_pair = 0;
         self.inclusive_sum = 0;
         self.inclusive_n = 0;
     }
@@ -879,7 +963,6 @@ impl Probe {
         self.phase = Phase::Idle;
         self.calls = 0;
         self.exit_t = u64::MAX;
-        self.timed = false;
         self.at_start = false;
         self.segment_calls = 0;
         self.leaf = false;

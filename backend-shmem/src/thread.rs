@@ -825,8 +825,8 @@ pub fn with_current<R>(f: impl FnOnce(&mut ThreadState) -> R) -> Option<R> {
 #[inline(always)]
 pub fn with_current_inline<R>(f: impl FnOnce(&mut ThreadState) -> R) -> Option<R> {
     with_state(|s| {
-        // Any action ends a light window first, and the streak of leaf
-        // calls does not go on over it (`probe`; R1, R2: the kernel sees
+        // Any action ends a light window or a timed segment first, and
+        // ends the segment of leaf calls (`probe`; R1, R2: the kernel sees
         // every event in order).
         s.settle();
         s.probe.interrupt();
@@ -872,19 +872,22 @@ pub fn exit_region_unwinding(region: u32, cost: Cost) -> Option<Result<(), Kerne
 /// check: a light call should cost the program as little as can be.
 #[inline(always)]
 pub fn light_enter(region: u32, site: u32) -> bool {
-    light(|p| p.light_enter(region, site))
+    light(region, |p| p.light_enter(region, site))
 }
 
 /// [`light_enter`] for an exit of `region`.
 #[inline(always)]
 pub fn light_exit(region: u32) -> bool {
-    light(|p| p.light_exit(region))
+    light(region, |p| p.light_exit(region))
 }
 
-/// `step` on this thread's probe when a light window is under way (and no
-/// runtime call is, `Thread::blocked`).
+/// `step` on this thread's probe when a light window of `region` is under
+/// way (and no runtime call is, `Thread::blocked`). Another region's call
+/// returns at once, as it does with no light window: the action that ends
+/// a window costs the same whatever the window (a segment pair is timed
+/// to it, `probe`).
 #[inline(always)]
-fn light(step: impl FnOnce(&mut Probe) -> bool) -> bool {
+fn light(region: u32, step: impl FnOnce(&mut Probe) -> bool) -> bool {
     let p = current::get();
     if p.is_null() {
         return false;
@@ -899,7 +902,7 @@ fn light(step: impl FnOnce(&mut Probe) -> bool) -> bool {
     // no other reference to the state lives; this one ends at once. Most
     // calls end here: no light window, nothing written.
     #[allow(unsafe_code)] // reason: as above
-    if !unsafe { &*thread.state.get() }.probe.is_light() {
+    if !unsafe { &*thread.state.get() }.probe.is_light_for(region) {
         return false;
     }
     // After the runtime finished (the report written), a call is answered

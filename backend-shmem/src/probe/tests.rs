@@ -231,7 +231,7 @@ fn a_recursive_call_in_a_timed_segment_drops_it() {
                 assert!(e.open);
                 p.replayed(e.end);
             }
-            Enter::Full(_) if p.timed => {
+            Enter::Full(_) if p.phase == Phase::Timed => {
                 timed_at = Some(t);
                 break;
             }
@@ -242,7 +242,7 @@ fn a_recursive_call_in_a_timed_segment_drops_it() {
     let timed_at = timed_at.expect("a timed segment began");
     let _ = p.on_enter(C7, timed_at + 100, timed_at, COST, || Some(5));
     assert!(
-        !p.timed || p.window_t == timed_at + 100,
+        p.phase != Phase::Timed || p.window_t == timed_at + 100,
         "the first is dropped"
     );
     assert_eq!(p.windows, before);
@@ -406,4 +406,72 @@ fn a_forced_window_never_ends_by_itself_and_replays_nothing() {
     assert_eq!(p.end_light(5, None), None);
     assert_eq!(p.light_calls, 0);
     assert!(!p.is_light());
+}
+
+#[test]
+fn a_parent_entered_between_segments_keeps_the_pairs() {
+    // task{cell cell cell} task{cell cell cell} …: region 8 entered and
+    // left around every segment of region 7.
+    const C8: Call = Call {
+        region: 8,
+        site: 0,
+        path: Path::C,
+    };
+    let parent = Exited {
+        region: 8,
+        site: 0,
+        kind: FrameKind::Region,
+        folded: false,
+        measured_inclusive: 500,
+        measured_exclusive: 20,
+        inclusive: 100,
+        exclusive: 10,
+    };
+    let mut p = Probe::new();
+    let (mut t, mut last) = (1_000u64, 0u64);
+    // The thread ends a window before any action but the window's own.
+    let settle = |p: &mut Probe, t: u64, last: u64| {
+        if p.is_light() {
+            let e = p.end_light(t, None).expect("not forced");
+            assert!(!e.open);
+            p.replayed(e.end);
+        } else if p.due() {
+            p.end_timed(t, last == p.exit_t());
+        }
+    };
+    for _ in 0..20_000 {
+        settle(&mut p, t, last);
+        assert!(matches!(
+            p.on_enter(C8, t, last, COST, || Some(5)),
+            Enter::Full(_)
+        ));
+        last = t;
+        t += 30;
+        for _ in 0..3 {
+            if p.is_light() && p.light_enter(7, 0) {
+                t += 50;
+                assert!(p.light_exit(7));
+                continue;
+            }
+            match p.on_enter(C7, t, last, COST, || Some(5)) {
+                Enter::Light => {
+                    t += 50;
+                    assert!(p.light_exit(7));
+                }
+                Enter::Full(_) => {
+                    p.leaf_exit(7, t + 60, 40, COST.whole);
+                    last = t + 60;
+                    t += 160;
+                }
+            }
+        }
+        settle(&mut p, t, last);
+        p.on_exit(8, t, &Ok(Some(parent)), COST.whole);
+        last = t;
+        t += 100;
+    }
+    assert!(p.windows > SAMPLES as u64, "{} pairs", p.windows);
+    assert_eq!(p.surplus, 115 - 80);
+    // Pairs past the learning ones come at their rate: not every segment.
+    assert!(p.light_calls < 20_000 * 3 / 4, "{}", p.light_calls);
 }
