@@ -46,6 +46,8 @@ pub struct RwLockReadGuard<'a, T: ?Sized + 'a> {
 #[must_use = "if unused the RwLock will immediately unlock"]
 pub struct RwLockWriteGuard<'a, T: ?Sized + 'a> {
     writer: &'a Slot,
+    // Read by `downgrade` only, which loom's locks do not have.
+    #[cfg_attr(loom, allow(dead_code))]
     readers: &'a Readers,
     inner: ManuallyDrop<sync::RwLockWriteGuard<'a, T>>,
 }
