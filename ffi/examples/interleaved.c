@@ -8,7 +8,7 @@
  *
  *   cc -O2 ffi/examples/interleaved.c -I ffi/include -L target/release \
  *       -lheisen -Wl,-rpath,$PWD/target/release -o interleaved
- *   mkdir -p out && HEISEN_OUTPUT=out ./interleaved 20
+ *   mkdir -p out && HEISEN_OUTPUT=out ./interleaved 20 [lock_every]
  *   python3 -c 'import json,glob; r=json.load(open(glob.glob("out/heisen.*")[0])); \
  *     p=[x["id"] for x in r["regions"] if x["name"]=="packet"][0]; \
  *     print([x["inclusive"]/1e6 for x in r["locations"][0]["regions"] if x["region"]==p])'
@@ -16,8 +16,14 @@
  * prints the plain and the instrumented packets' times (ms); the report's
  * `packet` record gives the compensated one (`inclusive`, ns).
  * HEISEN_CALIBRATION=in-situ compares without online costing.
+ *
+ * With `lock_every` N > 0 every N-th point takes a lock (heisen's mutex
+ * in the instrumented copy, a pthread mutex in the plain one): the calls
+ * of `inside` then come in segments of N between two other actions
+ * (docs/fidelity.md, "Segments").
  */
 #include <heisen.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +37,22 @@ static uint64_t now_ns(void) {
 
 static uint32_t region_inside, region_packet;
 static int instrumented;
+static pthread_mutex_t plain_lock = PTHREAD_MUTEX_INITIALIZER;
+static heisen_mutex *lock;
+static long locked;
+
+/* The other action between segments: a lock taken and released. */
+static void take_lock(void) {
+    if (instrumented) {
+        heisen_mutex_lock(lock);
+        locked++;
+        heisen_mutex_unlock(lock);
+    } else {
+        pthread_mutex_lock(&plain_lock);
+        locked++;
+        pthread_mutex_unlock(&plain_lock);
+    }
+}
 
 __attribute__((noinline)) static int inside(double x, double y) {
     if (instrumented) heisen_region_enter(region_inside);
@@ -49,6 +71,8 @@ int main(int argc, char **argv) {
     heisen_region_enter(region_packet);
     heisen_region_exit(region_packet);
     int points = 200000, packets = argc > 1 ? atoi(argv[1]) : 20;
+    int lock_every = argc > 2 ? atoi(argv[2]) : 0;
+    if (heisen_mutex_new(&lock) != HEISEN_RESULT_OK) return 1;
     double *xy = malloc(sizeof(double) * 2 * (size_t)points);
     if (!xy) return 1;
     long long hits = 0;
@@ -63,13 +87,18 @@ int main(int argc, char **argv) {
             instrumented = (turn + k) % 2;
             uint64_t t0 = now_ns();
             if (instrumented) heisen_region_enter(region_packet);
-            for (int i = 0; i < points; i++) hits += inside(xy[2 * i], xy[2 * i + 1]);
+            for (int i = 0; i < points; i++) {
+                hits += inside(xy[2 * i], xy[2 * i + 1]);
+                if (lock_every > 0 && i % lock_every == lock_every - 1) take_lock();
+            }
             if (instrumented) heisen_region_exit(region_packet);
             uint64_t t1 = now_ns();
             if (instrumented) with += t1 - t0; else plain += t1 - t0;
         }
     }
-    printf("plain %.1f ms instrumented %.1f ms (%lld)\n", plain / 1e6, with / 1e6, hits);
+    printf("plain %.1f ms instrumented %.1f ms (%lld, %ld locks)\n", plain / 1e6, with / 1e6, hits,
+           locked);
+    heisen_mutex_free(lock);
     free(xy);
     return 0;
 }
