@@ -194,3 +194,146 @@ fn without_online_costing_no_call_is_light() {
         assert!(online.is_empty(), "{how}: {online:?}");
     }
 }
+
+/// A seeded random program over regions, locks and recursion: bursts
+/// of leaf calls of a few lengths (streaks and short segments), parents
+/// around bursts, locks between calls and inside them, nested leaves,
+/// recursion. Returns the calls it made per region name.
+fn random_program(seed: u64, lock: &heisen_shmem::Mutex<u64>) -> Vec<(&'static str, u64)> {
+    const LEAVES: [&str; 3] = ["leaf_a", "leaf_b", "leaf_c"];
+    let mut s = seed | 1;
+    let mut next = move |n: u64| {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        s % n
+    };
+    let mut calls: std::collections::BTreeMap<&'static str, u64> = Default::default();
+    fn rec(depth: u64, calls: &mut u64) -> u64 {
+        *calls += 1;
+        heisen_shmem::in_region("rec", || {
+            if depth == 0 {
+                spin(3)
+            } else {
+                rec(depth - 1, calls)
+            }
+        })
+    }
+    for _ in 0..3_000 {
+        // Mostly one leaf, so that it is probed long enough to learn.
+        let leaf = LEAVES[next(10).saturating_sub(7) as usize];
+        // Streaks, windows' length and short segments alike.
+        let burst = [1, 2, 3, 4, 7, 31, 32, 33, 200][next(9) as usize];
+        let parent = next(4) == 0;
+        let inner_lock = next(50) == 0;
+        let nested = next(40) == 0;
+        let run = |calls: &mut std::collections::BTreeMap<&'static str, u64>| {
+            for i in 0..burst {
+                heisen_shmem::in_region(leaf, || {
+                    if inner_lock && i == burst / 2 {
+                        *lock.lock().expect("lock") += 1;
+                    }
+                    if nested && i == burst - 1 {
+                        heisen_shmem::in_region("inner", || spin(2));
+                    }
+                    spin(5)
+                });
+                *calls.entry(leaf).or_insert(0) += 1;
+                if nested && i == burst - 1 {
+                    *calls.entry("inner").or_insert(0) += 1;
+                }
+            }
+        };
+        if parent {
+            heisen_shmem::in_region("parent", || run(&mut calls));
+            *calls.entry("parent").or_insert(0) += 1;
+        } else {
+            run(&mut calls);
+        }
+        match next(6) {
+            0 | 1 => *lock.lock().expect("lock") += 1,
+            2 => {
+                let mut n = 0;
+                rec(next(5), &mut n);
+                // A recursive re-entry is folded into the outermost frame
+                // (R2): one call counted however deep.
+                *calls.entry("rec").or_insert(0) += 1;
+            }
+            _ => {}
+        }
+    }
+    calls.into_iter().collect()
+}
+
+#[test]
+fn random_programs_lose_no_call_and_refuse_no_exit() {
+    let name = "random_programs_lose_no_call_and_refuse_no_exit";
+    if is_child(name) {
+        // Two threads with programs of their own and a lock they share;
+        // what each made goes to stdout for the parent to check.
+        let lock = std::sync::Arc::new(heisen_shmem::Mutex::new(0u64));
+        let mut total: std::collections::BTreeMap<&str, u64> = Default::default();
+        for round in 0..4u64 {
+            let other = {
+                let lock = lock.clone();
+                heisen_shmem::spawn(move || random_program(0x5eed_0002 + 2 * round, &lock))
+            };
+            let mine = random_program(0x5eed_0001 + 2 * round, &lock);
+            let theirs = other.join().expect("the other thread");
+            for (name, n) in mine.into_iter().chain(theirs) {
+                *total.entry(name).or_insert(0) += n;
+            }
+        }
+        for (name, n) in total {
+            println!("calls {name} {n}");
+        }
+        return;
+    }
+    let dir = out_dir(name);
+    let out = child(
+        name,
+        &[("HEISEN_OUTPUT", dir.to_str().expect("utf-8 path"))],
+    );
+    assert!(out.status.success(), "{out:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("heisen:"), "nothing went wrong: {stderr}");
+    let report = report_in(&dir);
+    let expected: Vec<(String, u64)> = stdout
+        .lines()
+        // (the harness's own "test … ..." may begin the first line)
+        .filter_map(|l| l.split_once("calls ").map(|(_, rest)| rest))
+        .map(|l| {
+            let (name, n) = l.split_once(' ').expect("name and count");
+            (name.to_owned(), n.parse().expect("a count"))
+        })
+        .collect();
+    assert!(expected.len() >= 6, "{stdout}");
+    for (name, n) in &expected {
+        let id = region_id(&report, name);
+        let counted: u64 = report["locations"]
+            .as_array()
+            .expect("locations")
+            .iter()
+            .flat_map(|l| l["regions"].as_array().expect("regions").iter())
+            .filter(|r| r["region"] == id)
+            .map(|r| r["count"].as_u64().expect("count"))
+            .sum();
+        assert_eq!(counted, *n, "{name}");
+    }
+    let rt = &report["runtime"];
+    for k in ["exit_mismatches", "exits_without_enter", "calls_abandoned"] {
+        assert_eq!(n(rt, k), 0, "{k}: {rt}");
+    }
+    for l in report["locations"].as_array().expect("locations") {
+        check_location(l);
+    }
+    // The leaves were costed online, in streaks and in segments.
+    let online = rt["online"].as_array().expect("online");
+    assert!(
+        online
+            .iter()
+            .any(|o| n(o, "windows") > 0 && n(o, "light_calls") > 0),
+        "{online:?}"
+    );
+}
