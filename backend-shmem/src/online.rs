@@ -77,7 +77,9 @@ impl ThreadState {
                 Err(err) => self.errors.count(err),
             }
         }
-        self.probe.replayed(last);
+        // An open call's exit is still to come: the next enter is no
+        // continuation of the streak.
+        self.probe.replayed(if e.open { u64::MAX } else { last });
         // R1: the replay's own time, measured directly.
         let done = self.rt.now().max(e.end);
         self.kernel.on_overhead(done - e.end);
@@ -87,31 +89,35 @@ impl ThreadState {
     /// `cost` (R1, R2) — or, for a region the thread calls hottest, what
     /// the pair costs in this program once measured (`probe`).
     #[inline(always)]
-    pub fn enter_probed(&mut self, region: u32, site: u32, mut cost: Cost, path: Path) {
+    pub fn enter_probed(&mut self, region: u32, site: u32, cost: Cost, path: Path) {
         if self.probe.due() && !self.probe.timed_goes_on(region, site, true) {
             if self.probe.light_enter(region, site) {
                 return;
             }
             self.end_window(Some((region, site)));
         }
-        let t = self.now();
-        if self.online {
-            let rt = self.rt;
-            // The calibration's own region runs the bookkeeping (so that
-            // its cost is calibrated) but never a window.
-            let light = || {
-                (region != crate::calibrate::SCRATCH_REGION)
-                    .then(|| rt.light_pair(path))
-                    .flatten()
-            };
-            let last = self.kernel.last_measured();
-            let call = probe::Call { region, site, path };
-            match self.probe.on_enter(call, t, last, cost, light) {
-                probe::Enter::Light => return,
-                probe::Enter::Full(c) => cost = c,
-            }
+        if !self.online {
+            let t = self.now();
+            self.enter_costing_at(region, site, t, cost);
+            return;
         }
-        self.enter_costing_at(region, site, t, cost);
+        let rt = self.rt;
+        // The calibration's own region runs the bookkeeping (so that its
+        // cost is calibrated) but never a window.
+        let light = || {
+            (region != crate::calibrate::SCRATCH_REGION)
+                .then(|| rt.light_pair(path))
+                .flatten()
+        };
+        let last = self.kernel.last_measured();
+        // The enter's clock read (`ThreadState::now`), taken by the probe
+        // unless the call begins a light segment.
+        let now = || rt.now().max(last);
+        let call = probe::Call { region, site, path };
+        match self.probe.on_enter(call, last, cost, light, now) {
+            (probe::Enter::Light, _) => {}
+            (probe::Enter::Full(c), t) => self.enter_costing_at(region, site, t, c),
+        }
     }
 
     /// Exits region `region` charging `cost` (R1, R2; `probe` as
@@ -136,6 +142,7 @@ impl ThreadState {
             if self.probe.light_exit(region) {
                 return true;
             }
+            self.probe.spoil_if_own(region);
             self.end_window(None);
         }
         false

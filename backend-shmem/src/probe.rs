@@ -52,8 +52,9 @@
 //! region — so a streak of [`WINDOW`] calls never forms. The calls between
 //! two other actions are a *segment*; once the region has made [`WARMUP`]
 //! leaf calls and its segments are shorter than a window, a segment is
-//! timed whole, from its first call's clock read to a clock read taken
-//! first thing by the action that ends it (`ThreadState::settle`), in
+//! timed whole, from the last event's clock read before its first call
+//! to a clock read taken first thing by the action that ends it
+//! (`ThreadState::settle`), in
 //! pairs: two consecutive segments of the same number of calls `n`, one
 //! full and one light, which first chosen at random (a program that
 //! alternates two kinds of segment biases neither). Each such pair gives
@@ -154,6 +155,17 @@ pub struct Call {
     pub site: u32,
     /// The path.
     pub path: Path,
+}
+
+/// What the first call of a segment begins.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Start {
+    /// Nothing timed.
+    None,
+    /// A light segment.
+    Light,
+    /// A timed full segment.
+    Timed,
 }
 
 /// What an enter of the probed region is to do.
@@ -412,6 +424,16 @@ impl Probe {
         self.phase as u8 >= Phase::Light as u8
     }
 
+    /// An exit of the probed region that ends the light window under way
+    /// (its light calls were all closed: this is an outer call's exit, a
+    /// recursion): the window is then no segment to compare.
+    #[inline(always)]
+    pub fn spoil_if_own(&mut self, region: u32) {
+        if region == self.key as u32 {
+            self.at_start = false;
+        }
+    }
+
     /// Whether an enter (`enter`) or exit of `region` from `site` goes on
     /// with the timed full window under way: the probed region's own.
     #[inline(always)]
@@ -462,48 +484,57 @@ impl Probe {
     pub fn on_enter(
         &mut self,
         call: Call,
-        t: u64,
         last: u64,
         cost: Cost,
         light: impl FnOnce() -> Option<u64>,
-    ) -> Enter {
+        now: impl FnOnce() -> u64,
+    ) -> (Enter, u64) {
         let k = key(call.region, call.site);
-        if k != self.key || call.path != self.path {
+        let start = if k != self.key || call.path != self.path {
             // Back to a region probed before: a segment of it begins.
-            if self.switch(k, call.path) && self.segment(t, last, cost, light) {
-                return Enter::Light;
+            if self.switch(k, call.path) {
+                self.segment(last, cost, light)
+            } else {
+                // A region probed afresh: this is its first call (the
+                // warm-up counts from the next, `FIRST_LIGHT`).
+                self.segment_calls = 1;
+                Start::None
             }
         } else if last != self.exit_t {
             // Something else measured since the region's last leaf exit:
             // a segment begins.
-            if self.segment(t, last, cost, light) {
-                return Enter::Light;
-            }
+            self.segment(last, cost, light)
         } else {
+            let t = now();
             self.segment_calls = self.segment_calls.wrapping_add(1);
             if self.streak < WARMUP {
                 self.streak += 1;
             } else if let Some(light) = light()
                 && self.window(t, cost, light)
             {
-                return Enter::Light;
+                return (Enter::Light, t);
             }
+            return (Enter::Full(self.charge(cost)), t);
+        };
+        if start == Start::Light {
+            // A light segment's first call reads no clock either: it is
+            // timed from `last`, as a full one is.
+            return (Enter::Light, last);
         }
-        Enter::Full(self.charge(cost))
+        let t = now();
+        if start == Start::Timed {
+            self.window_t = t;
+        }
+        (Enter::Full(self.charge(cost)), t)
     }
 
-    /// The first call of a segment, at `t`: the window under way (which
-    /// the other action ended, if it was timed) is dropped, the warm-up
-    /// goes on, and a timed segment begins when a pair is due; `true`
-    /// when it begins light.
+    /// The first call of a segment, before its clock read: the window
+    /// under way (which the other action ended, if it was timed) is
+    /// dropped, the warm-up goes on, and a timed segment begins when a
+    /// pair is due, light (it begins at `last`, the last event's clock
+    /// read) or full (the caller sets its start to the call's read).
     #[inline(always)]
-    fn segment(
-        &mut self,
-        t: u64,
-        last: u64,
-        cost: Cost,
-        light: impl FnOnce() -> Option<u64>,
-    ) -> bool {
+    fn segment(&mut self, last: u64, cost: Cost, light: impl FnOnce() -> Option<u64>) -> Start {
         if self.phase == Phase::Timed {
             // No other action ended the timed segment: this call is nested
             // in its last one (a recursion), which is then no leaf.
@@ -516,7 +547,7 @@ impl Probe {
         self.segment_calls = 1;
         if self.streak < WARMUP {
             self.streak += 1;
-            return false;
+            return Start::None;
         }
         // Long segments are the windows' (a streak of WINDOW calls and
         // more), which warm up again after each interruption; only short
@@ -524,22 +555,25 @@ impl Probe {
         if self.last_segment >= WINDOW {
             self.streak = 0;
             self.first = None;
-            return false;
+            return Start::None;
         }
         // The path's light pair (not there: no windows at all).
         let light = if self.leaf { light() } else { None };
         let Some(light) = light else {
             self.first = None;
-            return false;
+            return Start::None;
         };
-        self.segment_pair(t, last.min(t), cost, light)
+        self.segment_pair(last, cost, light)
     }
 
     /// [`Self::segment`] past the warm-up, segments shorter than a
     /// window.
     #[cold]
     #[inline(never)]
-    fn segment_pair(&mut self, t: u64, last: u64, cost: Cost, light: u64) -> bool {
+    fn segment_pair(&mut self, last: u64, cost: Cost, light: u64) -> Start {
+        if self.fresh {
+            self.begin_windows();
+        }
         let make_light = match self.first {
             // The second of a pair: the other kind.
             Some((light, _, _)) => !light,
@@ -548,7 +582,7 @@ impl Probe {
                 let due = self.means[self.slot].full.samples < SAMPLES as u64
                     || self.segments_since_pair >= LIGHT_EVERY;
                 if !due {
-                    return false;
+                    return Start::None;
                 }
                 self.segments_since_pair = 0;
                 // Which first, at random: a high bit of the xorshift (its
@@ -559,29 +593,27 @@ impl Probe {
                 self.order.wrapping_mul(0x9e37_79b9) >> 31 == 1
             }
         };
-        if self.fresh {
-            self.begin_windows();
-        }
         self.enter_whole = cost.whole;
         self.at_start = true;
         // Timed from the last event before it (the other action's last
-        // clock read), so that the first call's own enter is inside, as
-        // every later call's is: n enters and n exits of each kind.
+        // clock read): the first call's enter, its clock read included, is
+        // inside a full segment as every later call's is, and a light
+        // segment's first call reads none — n enters and n exits of each
+        // kind.
         self.segment_t = last;
         if make_light && self.inclusive_n > 0 {
-            self.start_light(t, light);
-            return true;
+            self.start_light(last, light);
+            return Start::Light;
         }
         if make_light {
             // Nothing to replay a light call with yet.
             self.first = None;
             self.at_start = false;
-            return false;
+            return Start::None;
         }
         self.phase = Phase::Timed;
-        self.window_t = t;
         self.calls = 0;
-        false
+        Start::Timed
     }
 
     /// Ends the timed full window under way at clock read `t`, read first
@@ -715,6 +747,9 @@ impl Probe {
             _ => {
                 if region == self.key as u32 {
                     self.leaf = false;
+                    // A replayed call that turned out no leaf: its exit
+                    // is this one.
+                    self.replayed_open = false;
                 }
                 self.exit_t = u64::MAX;
             }
@@ -965,8 +1000,11 @@ impl Probe {
         self.exit_t = u64::MAX;
         self.at_start = false;
         self.segment_calls = 0;
+        self.last_segment = 0;
         self.leaf = false;
         self.first = None;
+        // Another region now: an exit of its leaves is no replayed call's.
+        self.replayed_open = false;
     }
 
     /// The surplus charged per pair of `region` (what was learned), ns.

@@ -20,7 +20,7 @@ const COST: Cost = Cost {
 fn to_first_light(mut t: u64) -> (Probe, u64) {
     let mut p = Probe::new();
     let mut last = 0u64;
-    while let Enter::Full(_) = p.on_enter(C7, t, last, COST, || Some(5)) {
+    while let Enter::Full(_) = p.on_enter(C7, last, COST, || Some(5), || t).0 {
         p.leaf_exit(7, t + 60, 40, COST.whole);
         last = t + 60;
         t += 160;
@@ -52,7 +52,7 @@ fn drive(calls: u32, full: u64, light: u64, inside: u64) -> (Probe, u64, Vec<(u6
             }
             p.replayed(last);
         }
-        match p.on_enter(C7, t, last, COST, || Some(5)) {
+        match p.on_enter(C7, last, COST, || Some(5), || t).0 {
             Enter::Light => {
                 t += light;
                 assert!(p.light_exit(7));
@@ -88,7 +88,7 @@ fn a_hot_leaf_learns_its_pair_cost_in_the_program() {
 fn charged_after(full: u64, light: u64) -> Cost {
     let (mut p, _, _) = drive(20_000, full, light, 60);
     p.restart();
-    let Enter::Full(c) = p.on_enter(C7, 1 << 40, 0, COST, || Some(5)) else {
+    let Enter::Full(c) = p.on_enter(C7, 0, COST, || Some(5), || 1 << 40).0 else {
         panic!("a restarted probe measures");
     };
     c
@@ -133,7 +133,7 @@ fn nothing_is_light_before_the_warm_up_or_when_calls_are_not_leaves() {
     for i in 0..10_000u64 {
         let t = 1_000 + i * 200;
         assert!(matches!(
-            p.on_enter(C7, t, t - 5, COST, || Some(5)),
+            p.on_enter(C7, t - 5, COST, || Some(5), || t).0,
             Enter::Full(_)
         ));
         assert!(!p.due());
@@ -163,7 +163,7 @@ fn drive_segments(
                 assert!(p.light_exit(7));
                 continue;
             }
-            match p.on_enter(C7, t, last, COST, || Some(5)) {
+            match p.on_enter(C7, last, COST, || Some(5), || t).0 {
                 Enter::Light => {
                     t += light + extra(k);
                     assert!(p.light_exit(7));
@@ -223,7 +223,7 @@ fn a_recursive_call_in_a_timed_segment_drops_it() {
     // one begins a timed segment; the next nested enter drops it.
     let mut timed_at = None;
     for _ in 0..10_000 {
-        match p.on_enter(C7, t, t - 1, COST, || Some(5)) {
+        match p.on_enter(C7, t - 1, COST, || Some(5), || t).0 {
             Enter::Light => {
                 // A light call's nested enter ends its window.
                 assert!(!p.light_enter(7, 0));
@@ -240,7 +240,9 @@ fn a_recursive_call_in_a_timed_segment_drops_it() {
         t += 100;
     }
     let timed_at = timed_at.expect("a timed segment began");
-    let _ = p.on_enter(C7, timed_at + 100, timed_at, COST, || Some(5));
+    let _ = p
+        .on_enter(C7, timed_at, COST, || Some(5), || timed_at + 100)
+        .0;
     assert!(
         p.phase != Phase::Timed || p.window_t == timed_at + 100,
         "the first is dropped"
@@ -260,7 +262,7 @@ fn segments_of_different_lengths_are_not_compared() {
                 assert!(p.light_exit(7));
                 continue;
             }
-            match p.on_enter(C7, t, last, COST, || Some(5)) {
+            match p.on_enter(C7, last, COST, || Some(5), || t).0 {
                 Enter::Light => {
                     t += 50;
                     assert!(p.light_exit(7));
@@ -300,7 +302,7 @@ fn a_timed_segment_ended_inside_a_call_is_not_learned() {
                 }
                 continue;
             }
-            if let Enter::Full(_) = p.on_enter(C7, t, last, COST, || Some(5)) {
+            if let Enter::Full(_) = p.on_enter(C7, last, COST, || Some(5), || t).0 {
                 last = t;
                 if i < 3 {
                     p.leaf_exit(7, t + 60, 40, COST.whole);
@@ -442,7 +444,7 @@ fn a_parent_entered_between_segments_keeps_the_pairs() {
     for _ in 0..20_000 {
         settle(&mut p, t, last);
         assert!(matches!(
-            p.on_enter(C8, t, last, COST, || Some(5)),
+            p.on_enter(C8, last, COST, || Some(5), || t).0,
             Enter::Full(_)
         ));
         last = t;
@@ -453,7 +455,7 @@ fn a_parent_entered_between_segments_keeps_the_pairs() {
                 assert!(p.light_exit(7));
                 continue;
             }
-            match p.on_enter(C7, t, last, COST, || Some(5)) {
+            match p.on_enter(C7, last, COST, || Some(5), || t).0 {
                 Enter::Light => {
                     t += 50;
                     assert!(p.light_exit(7));
