@@ -9,7 +9,7 @@
 //! | `HEISEN_MONITOR` | `1`: publish live snapshots for `heisen monitor` (R10) | off |
 //! | `HEISEN_SUMMARY` | `1`: print a one-screen summary to stderr at exit | off |
 //! | `HEISEN_DISABLE` | `1`: measure nothing, write nothing | off |
-//! | `HEISEN_CALIBRATION` | `online`: as `in-situ`, and each thread measures the pair of a region it calls as a leaf many times in a row in the running program and charges that (`probe`); `in-situ`: region pairs (Rust API, C API, compiler hooks) and the thread interposer's mutex pair costed between pieces of work at start-up; `back-to-back`: timed in a loop of their own (R1) | `online` |
+//! | `HEISEN_CALIBRATION` | `online`: as `in-situ`, and each thread measures the pair of a region it calls as a leaf many times, in a row or a few at a time between other actions, in the running program and charges that (`probe`); `in-situ`: region pairs (Rust API, C API, compiler hooks) and the mutex pairs (the wrappers' and the thread interposer's) costed between pieces of work at start-up; `back-to-back`: timed in a loop of their own (R1) | `online` |
 //!
 //! A value the runtime does not understand is reported at exit (stderr)
 //! and the default is used: a profiler must not stop the program it
