@@ -278,15 +278,6 @@ fn lookup(rt: &'static Runtime) -> f64 {
     })
 }
 
-/// A cost whose part `before` (in ns) falls before its clock read.
-fn split(whole: f64, before: f64) -> Cost {
-    let whole = ns(whole);
-    Cost {
-        whole,
-        inside: whole.saturating_sub(ns(before)),
-    }
-}
-
 /// A cost charged entirely after its one clock read (`merge_now`).
 fn after(whole: f64) -> Cost {
     let whole = ns(whole);
@@ -325,6 +316,7 @@ fn calibrate_wrappers(rt: &'static Runtime, a: &Actions) {
     // R1 as docs/rules.md refines it: the pair is costed in situ, between
     // pieces of generic work, against std's own pair there, as the
     // thread interposer's mutex pair is (`heisen-pthread`'s calibration).
+    // The surplus goes before the acquire's clock read (`lock_pair`).
     // Timed back to back it left the threads example +9 % to +24 % and
     // montecarlo's loop with a lock every fourth point +40 % to +97 %,
     // in situ −7 % to +4 % and +14 % to +21 % (docs/fidelity.md,
@@ -332,7 +324,7 @@ fn calibrate_wrappers(rt: &'static Runtime, a: &Actions) {
     // region's does. (Before region pairs between other actions were
     // costed online, the in-situ lock pair over-compensated the threads
     // example: the cell pairs around it were charged in situ too.)
-    let (mutex_pair_back_to_back, (mutex_pair, mutex_by_size)) = scratch(rt, || {
+    let (mutex_pair_back_to_back, mutex_pair) = scratch(rt, || {
         let (ours, std) = (Mutex::new(0u64), std::sync::Mutex::new(0u64));
         let ours = || *ours.lock().unwrap_or_else(|p| p.into_inner()) += 1;
         let std = || *std.lock().unwrap_or_else(|p| p.into_inner()) += 1;
@@ -356,30 +348,16 @@ fn calibrate_wrappers(rt: &'static Runtime, a: &Actions) {
             },
         )
     });
-    let release_cost = split(mutex_release, before);
-    // The in-situ surplus (the program's code slowed down around the
-    // call) is charged before the acquire's clock read, outside the
-    // interval a wait may absorb; the part after it stays the
-    // back-to-back figure's (as the interposer's lock).
-    let acquire_cost = {
-        let whole = ns(mutex_pair - mutex_release);
-        let after_read = split(mutex_pair_back_to_back - mutex_release, before).inside;
-        Cost {
-            whole,
-            inside: after_read.min(whole),
-        }
-    };
-    rt.set_cost(a.mutex_release, release_cost);
-    rt.set_cost(a.mutex_acquire, acquire_cost);
-    calibrate::note_in_situ(
+    let (acquire_cost, release_cost) = calibrate::lock_pair(
         rt,
         MUTEX_PAIR,
         mutex_pair_back_to_back,
-        &mutex_by_size,
-        acquire_cost.whole + release_cost.whole,
-        acquire_cost.inside + release_cost.inside,
-        0,
+        mutex_pair,
+        mutex_release,
+        before,
     );
+    rt.set_cost(a.mutex_release, release_cost);
+    rt.set_cost(a.mutex_acquire, acquire_cost);
     // R5: std's own acquire, half of its lock+unlock pair, is work inside
     // the acquire's begin and end reads, not a wait (`ThreadState::end`).
     let std_pair = {
@@ -394,10 +372,10 @@ fn calibrate_wrappers(rt: &'static Runtime, a: &Actions) {
     // (Each timed turn is an acquire and a release, on both sides.) Its
     // plain operation is std's acquire of a lock another core released:
     // the uninstrumented program pays that line's move too (R5).
-    let (crossed, std_crossed) = crossed_pair(rt, mutex_pair);
+    let (crossed, std_crossed) = crossed_pair(rt, mutex_pair.0);
     rt.set_cost(
         a.mutex_acquire_crossed,
-        split(crossed - mutex_release, before),
+        calibrate::split(crossed - mutex_release, before),
     );
     // Its plain operation: std's crossed turn less its unlock (half the
     // uncontended pair), at least the uncontended acquire.
@@ -436,10 +414,22 @@ fn calibrate_wrappers(rt: &'static Runtime, a: &Actions) {
         );
         (read, write)
     });
-    rt.set_cost(a.rwlock_read_release, split(read_release, before));
-    rt.set_cost(a.rwlock_read, split(read_pair - read_release, before));
-    rt.set_cost(a.rwlock_write_release, split(write_release, before));
-    rt.set_cost(a.rwlock_write, split(write_pair - write_release, before));
+    rt.set_cost(
+        a.rwlock_read_release,
+        calibrate::split(read_release, before),
+    );
+    rt.set_cost(
+        a.rwlock_read,
+        calibrate::split(read_pair - read_release, before),
+    );
+    rt.set_cost(
+        a.rwlock_write_release,
+        calibrate::split(write_release, before),
+    );
+    rt.set_cost(
+        a.rwlock_write,
+        calibrate::split(write_pair - write_release, before),
+    );
     let (std_read, std_write) = {
         let std = std::sync::RwLock::new(0u64);
         (
@@ -462,7 +452,7 @@ fn calibrate_waits(rt: &'static Runtime, a: &Actions, before: f64, mutex_release
         let cv = Condvar::new();
         calibrate::per_call(rt, || cv.post_for_calibration())
     });
-    rt.set_cost(a.condvar_notify, split(notify, before));
+    rt.set_cost(a.condvar_notify, calibrate::split(notify, before));
     // A wait's own work, without the blocking: its release of the mutex,
     // its begin, and the merge of a notification and the mutex.
     let wait = scratch(rt, || {
@@ -481,7 +471,10 @@ fn calibrate_waits(rt: &'static Runtime, a: &Actions, before: f64, mutex_release
         })
     });
     // The mutex release inside the wait is charged with its own action.
-    rt.set_cost(a.condvar_wait, split(wait - mutex_release, before));
+    rt.set_cost(
+        a.condvar_wait,
+        calibrate::split(wait - mutex_release, before),
+    );
     // One participant: the episode's bookkeeping without a wake-up, against
     // the counter under a mutex that std's barrier keeps.
     let barrier = scratch(rt, || {
@@ -494,7 +487,7 @@ fn calibrate_waits(rt: &'static Runtime, a: &Actions, before: f64, mutex_release
             || *std.lock().unwrap_or_else(|p| p.into_inner()) += 1,
         )
     });
-    rt.set_cost(a.barrier_wait, split(barrier, before));
+    rt.set_cost(a.barrier_wait, calibrate::split(barrier, before));
     calibrate_queue_and_threads(rt, a, before);
 }
 
@@ -523,8 +516,8 @@ fn calibrate_queue_and_threads(rt: &'static Runtime, a: &Actions, before: f64) {
             },
         )
     });
-    rt.set_cost(a.queue_push, split(push, before));
-    rt.set_cost(a.queue_pop, split(pair - push, before));
+    rt.set_cost(a.queue_push, calibrate::split(push, before));
+    rt.set_cost(a.queue_pop, calibrate::split(pair - push, before));
     // R5: the plain pop (the deque under its lock), half of a push+pop.
     let std_pair = {
         let std = std::sync::Mutex::new(std::collections::VecDeque::new());
@@ -554,6 +547,6 @@ fn calibrate_queue_and_threads(rt: &'static Runtime, a: &Actions, before: f64) {
             }
         })
     });
-    rt.set_cost(a.thread_spawn, split(spawn, before));
-    rt.set_cost(a.thread_join, split(join, before));
+    rt.set_cost(a.thread_spawn, calibrate::split(spawn, before));
+    rt.set_cost(a.thread_join, calibrate::split(join, before));
 }

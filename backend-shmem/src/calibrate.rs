@@ -238,6 +238,54 @@ pub fn region_pair(rt: &'static Runtime, path: Path, mut pair: impl FnMut()) -> 
     RegionPair { enter, exit }
 }
 
+/// A cost of `whole` ns whose part `before` (ns) falls before its clock
+/// read (R1: charged before the read, the rest after it).
+pub fn split(whole: f64, before: f64) -> Cost {
+    let whole = ns(whole);
+    Cost {
+        whole,
+        inside: whole.saturating_sub(ns(before)),
+    }
+}
+
+/// The costs of a lock+unlock pair costed in situ (R1 as docs/rules.md
+/// refines it), kept for the report as `what`: the unlock its own
+/// back-to-back cost `unlock`, the lock the rest of the pair's in-situ
+/// cost `in_situ` (measured against the plain pair, `by_size` per work
+/// size). The in-situ surplus (the program's code slowed down around the
+/// call) is charged before the lock's clock read, outside the interval a
+/// wait may absorb; the part after it stays the back-to-back figure's.
+/// `before`: what of each action falls before its read. Returns (lock,
+/// unlock).
+pub fn lock_pair(
+    rt: &Runtime,
+    what: &str,
+    back_to_back: f64,
+    (in_situ, by_size): (f64, [f64; WORK_STEPS.len()]),
+    unlock: f64,
+    before: f64,
+) -> (Cost, Cost) {
+    let unlock_cost = split(unlock, before);
+    let lock_cost = {
+        let whole = ns(in_situ - unlock);
+        let after_read = split(back_to_back - unlock, before).inside;
+        Cost {
+            whole,
+            inside: after_read.min(whole),
+        }
+    };
+    note_in_situ(
+        rt,
+        what,
+        back_to_back,
+        &by_size,
+        lock_cost.whole + unlock_cost.whole,
+        lock_cost.inside + unlock_cost.inside,
+        0,
+    );
+    (lock_cost, unlock_cost)
+}
+
 /// Keeps for the report how the pair `what` was costed (R1): its
 /// back-to-back time, its cost at each work size (only where it was
 /// measured in situ) and the `whole` and `inside` costs charged.

@@ -7,22 +7,13 @@
 use core::hint::black_box;
 use core::ptr;
 
-use heisen_core::{Cost, Dependency};
-use heisen_shmem::calibrate::{in_situ_cost, note_in_situ, ns, overhead, per_call};
+use heisen_core::Dependency;
+use heisen_shmem::calibrate::{in_situ_cost, lock_pair, ns, overhead, per_call, split};
 use heisen_shmem::runtime::{ActionId, Runtime};
 use heisen_shmem::thread::calibrating;
 use heisen_shmem::{Record, with_current};
 
 use crate::{Actions, objects, real, threads};
-
-/// A cost of `whole` ns whose part `before` falls before its clock read.
-fn split_at(whole: f64, before: f64) -> Cost {
-    let whole = ns(whole);
-    Cost {
-        whole,
-        inside: whole.saturating_sub(ns(before)),
-    }
-}
 
 /// Calibrates every action; the objects live on the heap for the length
 /// of the calibration.
@@ -63,12 +54,10 @@ pub(crate) fn all(rt: &'static Runtime, a: &Actions) {
     // program's lock/unlock pairs between its work cost it: on the Intel
     // VM 73 ns against 51 back to back, and the C fidelity example −11 %
     // on average over fourteen rounds against +31 % back to back). As for
-    // a region pair, the in-situ surplus (the program's own code slowed
-    // down around the call) is charged before the lock's clock read,
-    // outside the interval a wait may absorb; the part after it stays the
-    // back-to-back figure's.
+    // a region pair, the in-situ surplus is charged before the lock's
+    // clock read (`lock_pair`).
     let what = "pthread_mutex_lock+unlock";
-    let (back_to_back, (pair, by_size)) = calibrating(rt, || unsafe {
+    let (back_to_back, pair) = calibrating(rt, || unsafe {
         let interposed = || {
             objects::pthread_mutex_lock(m);
             objects::pthread_mutex_unlock(m);
@@ -83,26 +72,9 @@ pub(crate) fn all(rt: &'static Runtime, a: &Actions) {
             in_situ_cost(rt, what, back_to_back, interposed, plain),
         )
     });
-    let unlock_cost = split_at(unlock, before);
-    let lock_cost = {
-        let whole = ns(pair - unlock);
-        let after_read = split_at(back_to_back - unlock, before).inside;
-        Cost {
-            whole,
-            inside: after_read.min(whole),
-        }
-    };
+    let (lock_cost, unlock_cost) = lock_pair(rt, what, back_to_back, pair, unlock, before);
     rt.set_cost(a.mutex_unlock, unlock_cost);
     rt.set_cost(a.mutex_lock, lock_cost);
-    note_in_situ(
-        rt,
-        what,
-        back_to_back,
-        &by_size,
-        lock_cost.whole + unlock_cost.whole,
-        lock_cost.inside + unlock_cost.inside,
-        0,
-    );
     // R5: libc's own acquire, half of its lock+unlock pair, is work inside
     // the acquire's begin and end reads, not a wait (`ThreadState::end`).
     // SAFETY: as above.
@@ -139,9 +111,9 @@ pub(crate) fn all(rt: &'static Runtime, a: &Actions) {
         );
         (read, write)
     });
-    rt.set_cost(a.rwlock_unlock, split_at(rw_unlock, before));
-    rt.set_cost(a.rwlock_rdlock, split_at(read - rw_unlock, before));
-    rt.set_cost(a.rwlock_wrlock, split_at(write - rw_unlock, before));
+    rt.set_cost(a.rwlock_unlock, split(rw_unlock, before));
+    rt.set_cost(a.rwlock_rdlock, split(read - rw_unlock, before));
+    rt.set_cost(a.rwlock_wrlock, split(write - rw_unlock, before));
     waits(rt, a, before, unlock, m);
 }
 
@@ -185,9 +157,9 @@ fn waits(
         }),
         None => 0.0,
     };
-    rt.set_cost(a.cond_signal, split_at(signal, before));
+    rt.set_cost(a.cond_signal, split(signal, before));
     // The wait's release of the mutex is charged as an unlock.
-    rt.set_cost(a.cond_wait, split_at(wait - unlock, before));
+    rt.set_cost(a.cond_wait, split(wait - unlock, before));
     barriers_semaphores_threads(rt, a, before);
 }
 
@@ -230,14 +202,14 @@ fn barriers_semaphores_threads(rt: &'static Runtime, a: &Actions, before: f64) {
             },
         )
     });
-    rt.set_cost(a.barrier_wait, split_at(barrier, before));
+    rt.set_cost(a.barrier_wait, split(barrier, before));
     let post = calibrating(rt, || {
         per_call(rt, || {
             black_box(with_current(|x| x.release_split(a.sem_post)));
         })
     });
-    rt.set_cost(a.sem_post, split_at(post, before));
-    rt.set_cost(a.sem_wait, split_at(sem - post, before));
+    rt.set_cost(a.sem_post, split(post, before));
+    rt.set_cost(a.sem_wait, split(sem - post, before));
     // Threads: the create's release and the join's merge, without the
     // thread's creation (which both versions pay).
     let create = calibrating(rt, || {
@@ -253,6 +225,6 @@ fn barriers_semaphores_threads(rt: &'static Runtime, a: &Actions, before: f64) {
             }
         })
     });
-    rt.set_cost(a.create, split_at(create, before));
-    rt.set_cost(a.join, split_at(join, before));
+    rt.set_cost(a.create, split(create, before));
+    rt.set_cost(a.join, split(join, before));
 }
