@@ -142,6 +142,42 @@ fn nothing_is_light_before_the_warm_up_or_when_calls_are_not_leaves() {
     assert_eq!((p.light_calls, p.windows), (0, 0));
 }
 
+/// One leaf call of region 7 at `*t`, light (`light` ns from enter to
+/// enter) or full (`full` ns, its exit 60 ns after its enter, which
+/// becomes the kernel's last measured time `*last`).
+fn leaf_call(p: &mut Probe, t: &mut u64, last: &mut u64, full: u64, light: u64) {
+    if p.is_light() && p.light_enter(7, 0) {
+        *t += light;
+        assert!(p.light_exit(7));
+        return;
+    }
+    let now = *t;
+    match p.on_enter(C7, *last, COST, || Some(5), || now).0 {
+        Enter::Light => {
+            *t += light;
+            assert!(p.light_exit(7));
+        }
+        Enter::Full(_) => {
+            p.leaf_exit(7, now + 60, 40, COST.whole);
+            *last = now + 60;
+            *t += full;
+        }
+    }
+}
+
+/// Another action of the thread at `t`, the kernel's last measured time
+/// being `last`: it ends a light window (replayed) or a timed segment
+/// first, as `ThreadState::settle` does. Every call has exited by then.
+fn settle(p: &mut Probe, t: u64, last: u64) {
+    if p.is_light() {
+        let e = p.end_light(t, None).expect("not forced");
+        assert!(!e.open);
+        p.replayed(e.end);
+    } else if p.due() {
+        p.end_timed(t, last == p.exit_t());
+    }
+}
+
 /// Segments of leaf calls of region 7, `calls` each, separated by
 /// another action `gap` ns long: a full call takes `full` ns from
 /// enter to enter plus `extra(segment)` (the program's own work,
@@ -158,31 +194,10 @@ fn drive_segments(
     let (mut t, mut last) = (1_000u64, 0u64);
     for k in 0..segments {
         for _ in 0..calls {
-            if p.is_light() && p.light_enter(7, 0) {
-                t += light + extra(k);
-                assert!(p.light_exit(7));
-                continue;
-            }
-            match p.on_enter(C7, last, COST, || Some(5), || t).0 {
-                Enter::Light => {
-                    t += light + extra(k);
-                    assert!(p.light_exit(7));
-                }
-                Enter::Full(_) => {
-                    p.leaf_exit(7, t + 60, 40, COST.whole);
-                    last = t + 60;
-                    t += full + extra(k);
-                }
-            }
+            leaf_call(&mut p, &mut t, &mut last, full + extra(k), light + extra(k));
         }
         // The other action: a clock read first, then its own time.
-        if p.is_light() {
-            let e = p.end_light(t, None).expect("not forced");
-            assert!(!e.open);
-            p.replayed(e.end);
-        } else if p.due() {
-            p.end_timed(t, last == p.exit_t());
-        }
+        settle(&mut p, t, last);
         p.interrupt();
         t += gap;
         last = t;
@@ -257,29 +272,9 @@ fn segments_of_different_lengths_are_not_compared() {
     let (mut t, mut last) = (1_000u64, 0u64);
     for k in 0..10_000u64 {
         for _ in 0..(2 + k % 2) {
-            if p.is_light() && p.light_enter(7, 0) {
-                t += 50;
-                assert!(p.light_exit(7));
-                continue;
-            }
-            match p.on_enter(C7, last, COST, || Some(5), || t).0 {
-                Enter::Light => {
-                    t += 50;
-                    assert!(p.light_exit(7));
-                }
-                Enter::Full(_) => {
-                    p.leaf_exit(7, t + 60, 40, COST.whole);
-                    last = t + 60;
-                    t += 160;
-                }
-            }
+            leaf_call(&mut p, &mut t, &mut last, 160, 50);
         }
-        if p.is_light() {
-            let e = p.end_light(t, None).expect("not forced");
-            p.replayed(e.end);
-        } else if p.due() {
-            p.end_timed(t, last == p.exit_t());
-        }
+        settle(&mut p, t, last);
         p.interrupt();
         t += 300;
         last = t;
@@ -431,16 +426,6 @@ fn a_parent_entered_between_segments_keeps_the_pairs() {
     };
     let mut p = Probe::new();
     let (mut t, mut last) = (1_000u64, 0u64);
-    // The thread ends a window before any action but the window's own.
-    let settle = |p: &mut Probe, t: u64, last: u64| {
-        if p.is_light() {
-            let e = p.end_light(t, None).expect("not forced");
-            assert!(!e.open);
-            p.replayed(e.end);
-        } else if p.due() {
-            p.end_timed(t, last == p.exit_t());
-        }
-    };
     for _ in 0..20_000 {
         settle(&mut p, t, last);
         assert!(matches!(
@@ -450,22 +435,7 @@ fn a_parent_entered_between_segments_keeps_the_pairs() {
         last = t;
         t += 30;
         for _ in 0..3 {
-            if p.is_light() && p.light_enter(7, 0) {
-                t += 50;
-                assert!(p.light_exit(7));
-                continue;
-            }
-            match p.on_enter(C7, last, COST, || Some(5), || t).0 {
-                Enter::Light => {
-                    t += 50;
-                    assert!(p.light_exit(7));
-                }
-                Enter::Full(_) => {
-                    p.leaf_exit(7, t + 60, 40, COST.whole);
-                    last = t + 60;
-                    t += 160;
-                }
-            }
+            leaf_call(&mut p, &mut t, &mut last, 160, 50);
         }
         settle(&mut p, t, last);
         p.on_exit(8, t, &Ok(Some(parent)), COST.whole);
