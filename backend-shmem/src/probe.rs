@@ -250,8 +250,6 @@ pub struct Probe {
     /// the thread returns to it (a leaf called between enters of its
     /// parent: `task`, `cell`, `cell`, `task`, …).
     saved: Saved,
-    /// What [`Self::swap_saved`] took out for [`Self::restore`].
-    restoring: Saved,
     /// Calls made light.
     pub light_calls: u64,
     /// Whether the window under way (light or timed) began at a
@@ -394,7 +392,6 @@ impl Probe {
             order: 0x9e37_79b9,
             first: None,
             saved: Saved::NONE,
-            restoring: Saved::NONE,
             light_calls: 0,
             windows: 0,
             aborted: 0,
@@ -901,13 +898,15 @@ impl Probe {
     fn switch(&mut self, k: u64, path: Path) -> bool {
         let back = self.saved.key == k && self.saved.path == path;
         let keep = self.streak > 0;
-        if keep || back {
-            self.swap_saved(keep);
-        }
+        let previous = if keep || back {
+            self.swap_saved(keep)
+        } else {
+            Saved::NONE
+        };
         self.key = k;
         self.path = path;
         // Entries fill from the first: nothing learned, nothing to look up.
-        self.surplus = if self.learned[0].0 as u32 != NONE {
+        self.surplus = if !back && self.learned[0].0 as u32 != NONE {
             self.learned
                 .iter()
                 .find(|e| e.0 == k && e.1 == path)
@@ -918,16 +917,16 @@ impl Probe {
         self.fresh = true;
         self.restart();
         if back {
-            self.restore();
+            self.restore(&previous);
         }
         back
     }
 
     /// Keeps the statistics of the region probed so far (`keep`), or
-    /// forgets the kept ones.
+    /// forgets the kept ones; returns those kept before.
     #[cold]
     #[inline(never)]
-    fn swap_saved(&mut self, keep: bool) {
+    fn swap_saved(&mut self, keep: bool) -> Saved {
         let previous = self.saved;
         self.saved = if keep {
             Saved {
@@ -952,19 +951,18 @@ impl Probe {
         } else {
             Saved::NONE
         };
-        self.restoring = previous;
         // The next region's window differences go to the other slot: the
         // kept region's stay where they are.
         if keep {
             self.slot = 1 - self.slot;
         }
+        previous
     }
 
     /// Takes back the statistics kept for the region now probed again.
     #[cold]
     #[inline(never)]
-    fn restore(&mut self) {
-        let s = self.restoring;
+    fn restore(&mut self, s: &Saved) {
         self.streak = s.streak;
         self.leaf = s.leaf;
         self.fresh = s.fresh;
