@@ -3,10 +3,16 @@
 //! `LD_PRELOAD=libheisen_pthread.so`, and prints per thread the medians
 //! of the uninstrumented wall time, the instrumented wall time, heisen's
 //! compensated elapsed time and the local-only estimate (instrumented
-//! wall time minus the thread's own overhead).
+//! wall time minus the thread's own overhead); then per worker the
+//! medians of its thread CPU time uninstrumented, instrumented, and
+//! instrumented less the overhead heisen charged (R1): how well the
+//! charged costs match what the calls cost the program, waits aside.
 //!
 //! `cargo run --release -p heisen-pthread --example c_fidelity [runs] [workers]`
-//! (needs `cc`; the cdylib is found in `target/<profile>/deps/`).
+//! (needs `cc`; the cdylib is found in `target/<profile>/deps/`). Every
+//! `HEISEN_*` variable is removed from the program's environment but
+//! `HEISEN_CALIBRATION`, so that calibrations can be compared
+//! (`HEISEN_CALIBRATION=back-to-back`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -36,8 +42,8 @@ fn main() {
         .status()
         .expect("run cc");
     assert!(built.success(), "cc {}", source.display());
-    let mut plain: Vec<Vec<f64>> = vec![Vec::new(); workers + 1];
-    let mut heisen: Vec<Vec<[f64; 3]>> = vec![Vec::new(); workers + 1];
+    let mut plain: Vec<Vec<Run>> = vec![Vec::new(); workers + 1];
+    let mut heisen: Vec<Vec<[f64; 5]>> = vec![Vec::new(); workers + 1];
     for run in 0..=runs {
         let p = execute(&program, None, workers);
         let out = work.join(format!("run{run}"));
@@ -47,17 +53,24 @@ fn main() {
             continue; // warm-up, not counted
         }
         let report = report(&out);
-        for (i, (wall, location)) in p.iter().zip(&h).enumerate() {
-            plain[i].push(wall.0);
+        for (i, (p, h)) in p.iter().zip(&h).enumerate() {
+            plain[i].push(*p);
             let l = report["locations"]
                 .as_array()
                 .expect("locations")
                 .iter()
-                .find(|l| l["location"].as_i64() == Some(location.1))
+                .find(|l| l["location"].as_i64() == Some(h.location))
                 .expect("the thread's location");
             let n = |k: &str| l[k].as_f64().expect("a number");
             let compensated = n("approximated_end") - n("approximated_start");
-            heisen[i].push([location.0, compensated, location.0 - n("overhead")]);
+            let overhead = n("overhead");
+            heisen[i].push([
+                h.wall,
+                compensated,
+                h.wall - overhead,
+                h.cpu,
+                h.cpu - overhead,
+            ]);
         }
     }
     let median = |mut v: Vec<f64>| {
@@ -72,7 +85,7 @@ fn main() {
         "thread", "uninstrumented", "instrumented", "compensated", "local-only"
     );
     for i in 0..=workers {
-        let truth = median(plain[i].clone());
+        let truth = median(plain[i].iter().map(|r| r.wall).collect());
         let col = |k: usize| median(heisen[i].iter().map(|x| x[k]).collect());
         let cell = |v: f64| format!("{:>13.3} ({:>+6.1}%)", v / 1e6, 100.0 * (v - truth) / truth);
         let name = if i == 0 {
@@ -88,14 +101,41 @@ fn main() {
             cell(col(2))
         );
     }
+    println!(
+        "thread CPU time, medians in ms (less charged: instrumented minus the overhead heisen charged, R1)"
+    );
+    println!(
+        "{:<10} {:>14} {:>22} {:>22}",
+        "thread", "uninstrumented", "instrumented", "less charged"
+    );
+    for i in 1..=workers {
+        let truth = median(plain[i].iter().map(|r| r.cpu).collect());
+        let col = |k: usize| median(heisen[i].iter().map(|x| x[k]).collect());
+        let cell = |v: f64| format!("{:>13.3} ({:>+6.1}%)", v / 1e6, 100.0 * (v - truth) / truth);
+        println!(
+            "{:<10} {:>14.3} {} {}",
+            format!("worker {}", i - 1),
+            truth / 1e6,
+            cell(col(3)),
+            cell(col(4))
+        );
+    }
 }
 
-/// Runs the program; per thread (main first) its wall time and location.
-fn execute(program: &Path, preload: Option<(&Path, &PathBuf)>, workers: usize) -> Vec<(f64, i64)> {
+/// One thread's figures in one run: wall and CPU time (ns), location.
+#[derive(Clone, Copy, Debug)]
+struct Run {
+    wall: f64,
+    cpu: f64,
+    location: i64,
+}
+
+/// Runs the program; per thread (main first) its figures.
+fn execute(program: &Path, preload: Option<(&Path, &PathBuf)>, workers: usize) -> Vec<Run> {
     let mut cmd = Command::new(program);
     cmd.arg(workers.to_string());
     for (k, _) in std::env::vars() {
-        if k.starts_with("HEISEN_") || k == "LD_PRELOAD" {
+        if (k.starts_with("HEISEN_") && k != "HEISEN_CALIBRATION") || k == "LD_PRELOAD" {
             cmd.env_remove(k);
         }
     }
@@ -108,8 +148,13 @@ fn execute(program: &Path, preload: Option<(&Path, &PathBuf)>, workers: usize) -
         .lines()
         .filter(|l| l.starts_with("thread "))
         .map(|l| {
+            // thread NAME location L wall W cpu C
             let w: Vec<&str> = l.split_whitespace().collect();
-            (w[5].parse().expect("wall"), w[3].parse().expect("location"))
+            Run {
+                wall: w[5].parse().expect("wall"),
+                cpu: w[7].parse().expect("cpu"),
+                location: w[3].parse().expect("location"),
+            }
         })
         .collect()
 }

@@ -3,8 +3,9 @@
  * queue (mutex + condition variable). Its instrumentation load under
  * LD_PRELOAD=libheisen_pthread.so is its many lock/unlock pairs: every
  * ~40 ns of work takes the thread's own mutex. Prints, per thread, its
- * wall time from its creation to its end and its heisen location (-1
- * without the interposer: heisen_pthread_location is a weak symbol).
+ * wall time from its creation to its end, its CPU time, and its heisen
+ * location (-1 without the interposer: heisen_pthread_location is a weak
+ * symbol).
  *
  * usage: fidelity [workers] [phases] [cells] [tasks] */
 #define _GNU_SOURCE
@@ -37,6 +38,7 @@ struct worker {
     pthread_t thread;
     int64_t location;
     uint64_t wall;
+    uint64_t cpu;
     uint64_t acc;
 };
 
@@ -44,6 +46,13 @@ static uint64_t ns_since(const struct timespec *t0) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (uint64_t)(t.tv_sec - t0->tv_sec) * 1000000000ull + (uint64_t)(t.tv_nsec - t0->tv_nsec);
+}
+
+/* The calling thread's CPU time, ns. */
+static uint64_t thread_cpu(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
 }
 
 static uint64_t __attribute__((noinline)) cell(uint64_t x) {
@@ -114,6 +123,7 @@ static void *work(void *arg) {
     w->acc = acc;
     w->location = heisen_pthread_location ? heisen_pthread_location() : -1;
     w->wall = ns_since(&w->created);
+    w->cpu = thread_cpu();
     return NULL;
 }
 
@@ -146,11 +156,12 @@ int main(int argc, char **argv) {
         acc ^= ws[i].acc;
     }
     uint64_t wall = ns_since(&start);
-    printf("thread main location %lld wall %llu\n",
-           (long long)(heisen_pthread_location ? heisen_pthread_location() : -1), (unsigned long long)wall);
+    printf("thread main location %lld wall %llu cpu %llu\n",
+           (long long)(heisen_pthread_location ? heisen_pthread_location() : -1), (unsigned long long)wall,
+           (unsigned long long)thread_cpu());
     for (int i = 0; i < workers; i++)
-        printf("thread worker%d location %lld wall %llu\n", i, (long long)ws[i].location,
-               (unsigned long long)ws[i].wall);
+        printf("thread worker%d location %lld wall %llu cpu %llu\n", i, (long long)ws[i].location,
+               (unsigned long long)ws[i].wall, (unsigned long long)ws[i].cpu);
     printf("checksum %llu %llu\n", (unsigned long long)acc, (unsigned long long)shared_sum);
     return 0;
 }
