@@ -728,3 +728,115 @@ fn threads_with_small_stacks_are_measured_and_a_worker_may_call_exit() {
     assert_eq!(r["runtime"]["running_at_exit"], 1, "{}", r["runtime"]);
     assert_eq!(sane_locations(&r).len(), measured - 1);
 }
+
+/// Real-run fidelity of the interposer, checked loosely, as
+/// `heisen-shmem`'s `tests/fidelity.rs` checks the Rust program: the
+/// example `examples/fidelity.c` (imbalanced workers, a lock/unlock pair
+/// of the thread's own mutex around every ~40 ns of work, a shared mutex,
+/// a barrier, a mutex-and-condvar queue) run plain and preloaded, three
+/// times each, alternately. In each worker's thread CPU time the
+/// instrumentation dilates the work, and the overhead the interposer
+/// charged (R1) brings it back towards the uninstrumented time (medians).
+/// What holds however busy the machine is; wall times are printed, not
+/// asserted (the wall-time figures are the `c_fidelity` example's, in the
+/// README).
+#[test]
+fn the_c_fidelity_programs_compensated_cpu_times_are_closer_to_the_uninstrumented_run() {
+    let d = dir("fidelity");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/fidelity.c");
+    let exe = d.join("fidelity");
+    let status = Command::new("cc")
+        .args(["-O2", "-pthread", "-Wall", "-Werror", "-o"])
+        .arg(&exe)
+        .arg(&src)
+        .status()
+        .expect("run cc");
+    assert!(status.success(), "cc {}", src.display());
+    // workers, phases, cells, tasks: about 5 ms of work a worker
+    let args = ["2", "8", "1000", "40"];
+    // One thread's line: `thread NAME location L wall W cpu C`.
+    let threads = |o: &Output| -> Vec<(String, i64, f64, f64)> {
+        assert!(o.status.success(), "{o:?}");
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .filter(|l| l.starts_with("thread worker"))
+            .map(|l| {
+                let w: Vec<&str> = l.split_whitespace().collect();
+                let n = |i: usize| w[i].parse::<f64>().expect("a number");
+                (w[1].to_owned(), n(3) as i64, n(5), n(7))
+            })
+            .collect()
+    };
+    // Per worker: plain CPU, instrumented CPU, instrumented less charged;
+    // and plain wall, instrumented wall, compensated.
+    let mut cpu = vec![
+        [Vec::new(), Vec::new(), Vec::new()],
+        [Vec::new(), Vec::new(), Vec::new()],
+    ];
+    let mut wall = vec![
+        [Vec::new(), Vec::new(), Vec::new()],
+        [Vec::new(), Vec::new(), Vec::new()],
+    ];
+    for round in 0..3 {
+        let plain = Command::new(&exe)
+            .args(args)
+            .env_remove("LD_PRELOAD")
+            .output();
+        let plain = threads(&plain.expect("run the plain program"));
+        let out = d.join(format!("out{round}"));
+        std::fs::create_dir_all(&out).expect("out dir");
+        let mut cmd = Command::new(&exe);
+        cmd.args(args);
+        for (k, _) in std::env::vars() {
+            if k.starts_with("HEISEN_") {
+                cmd.env_remove(k);
+            }
+        }
+        let with = cmd
+            .env("LD_PRELOAD", cdylib())
+            .env("HEISEN_OUTPUT", &out)
+            .output()
+            .expect("run the preloaded program");
+        let with = threads(&with);
+        let r = report(&out);
+        for (w, (p, h)) in plain.iter().zip(&with).enumerate() {
+            assert_eq!(p.0, h.0, "the same threads both ways");
+            let l = sane_locations(&r)
+                .iter()
+                .find(|l| l["location"].as_i64() == Some(h.1))
+                .unwrap_or_else(|| panic!("{}'s location {} in the report", h.0, h.1));
+            let n = |k: &str| l[k].as_f64().unwrap_or_else(|| panic!("{k} in {l}"));
+            cpu[w][0].push(p.3);
+            cpu[w][1].push(h.3);
+            cpu[w][2].push(h.3 - n("overhead"));
+            wall[w][0].push(p.2);
+            wall[w][1].push(h.2);
+            wall[w][2].push(n("approximated_end") - n("approximated_start"));
+        }
+    }
+    let median = |v: &[f64]| {
+        let mut v = v.to_vec();
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    for w in 0..2 {
+        let [p, i, c] = [0, 1, 2].map(|k| median(&wall[w][k]));
+        eprintln!(
+            "worker {w} wall: uninstrumented {p:.0} ns, instrumented {i:.0}, compensated {c:.0}"
+        );
+        let [plain, instrumented, compensated] = [0, 1, 2].map(|k| median(&cpu[w][k]));
+        eprintln!(
+            "worker {w} CPU: uninstrumented {plain:.0} ns, instrumented {instrumented:.0}, less charged {compensated:.0}"
+        );
+        assert!(
+            instrumented > plain,
+            "worker {w}: the instrumentation load dilates the thread's work"
+        );
+        assert!(
+            (compensated - plain).abs() < instrumented - plain,
+            "worker {w}: the charged overhead brings the CPU time back towards \
+             the uninstrumented one ({compensated:.0} ns against {plain:.0}, \
+             instrumented {instrumented:.0})"
+        );
+    }
+}
