@@ -769,14 +769,8 @@ fn the_c_fidelity_programs_compensated_cpu_times_are_closer_to_the_uninstrumente
     };
     // Per worker: plain CPU, instrumented CPU, instrumented less charged;
     // and plain wall, instrumented wall, compensated.
-    let mut cpu = vec![
-        [Vec::new(), Vec::new(), Vec::new()],
-        [Vec::new(), Vec::new(), Vec::new()],
-    ];
-    let mut wall = vec![
-        [Vec::new(), Vec::new(), Vec::new()],
-        [Vec::new(), Vec::new(), Vec::new()],
-    ];
+    let mut cpu: [[Vec<f64>; 3]; 2] = Default::default();
+    let mut wall: [[Vec<f64>; 3]; 2] = Default::default();
     for round in 0..3 {
         let plain = Command::new(&exe)
             .args(args)
