@@ -11,8 +11,10 @@
 //! `cargo run --release -p heisen-pthread --example c_fidelity [runs] [workers]`
 //! (needs `cc`; the cdylib is found in `target/<profile>/deps/`). Every
 //! `HEISEN_*` variable is removed from the program's environment but
-//! `HEISEN_CALIBRATION`, so that calibrations can be compared
-//! (`HEISEN_CALIBRATION=back-to-back`).
+//! `HEISEN_CALIBRATION` and `HEISEN_CALIBRATION_TRACE`, so that
+//! calibrations can be compared (`HEISEN_CALIBRATION=back-to-back`; the
+//! header names the one in use) and traced (the program's stderr is
+//! passed on).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -42,18 +44,18 @@ fn main() {
         .status()
         .expect("run cc");
     assert!(built.success(), "cc {}", source.display());
-    let mut plain: Vec<Vec<Run>> = vec![Vec::new(); workers + 1];
-    let mut heisen: Vec<Vec<[f64; 5]>> = vec![Vec::new(); workers + 1];
+    let mut plain: Vec<Vec<ThreadLine>> = vec![Vec::new(); workers + 1];
+    let mut heisen: Vec<Vec<Compensated>> = vec![Vec::new(); workers + 1];
     for run in 0..=runs {
-        let p = execute(&program, None, workers);
+        let plain_run = execute(&program, None, workers);
         let out = work.join(format!("run{run}"));
         std::fs::create_dir_all(&out).expect("run directory");
-        let h = execute(&program, Some((&lib, &out)), workers);
+        let heisen_run = execute(&program, Some((&lib, &out)), workers);
         if run == 0 {
             continue; // warm-up, not counted
         }
         let report = report(&out);
-        for (i, (p, h)) in p.iter().zip(&h).enumerate() {
+        for (i, (p, h)) in plain_run.iter().zip(&heisen_run).enumerate() {
             plain[i].push(*p);
             let l = report["locations"]
                 .as_array()
@@ -62,31 +64,31 @@ fn main() {
                 .find(|l| l["location"].as_i64() == Some(h.location))
                 .expect("the thread's location");
             let n = |k: &str| l[k].as_f64().expect("a number");
-            let compensated = n("approximated_end") - n("approximated_start");
             let overhead = n("overhead");
-            heisen[i].push([
-                h.wall,
-                compensated,
-                h.wall - overhead,
-                h.cpu,
-                h.cpu - overhead,
-            ]);
+            heisen[i].push(Compensated {
+                wall: h.wall,
+                compensated: n("approximated_end") - n("approximated_start"),
+                local_only: h.wall - overhead,
+                cpu: h.cpu,
+                cpu_less_charged: h.cpu - overhead,
+            });
         }
     }
     let median = |mut v: Vec<f64>| {
         v.sort_by(f64::total_cmp);
         v[v.len() / 2]
     };
+    let calibration = std::env::var("HEISEN_CALIBRATION").unwrap_or_else(|_| "default".into());
     println!(
-        "fidelity (C, LD_PRELOAD): {workers} workers, {runs} alternating runs, medians in ms; error against uninstrumented"
+        "fidelity (C, LD_PRELOAD): {workers} workers, {runs} alternating runs, calibration {calibration}, medians in ms; error against uninstrumented"
     );
     println!(
         "{:<10} {:>14} {:>22} {:>22} {:>22}",
         "thread", "uninstrumented", "instrumented", "compensated", "local-only"
     );
     for i in 0..=workers {
-        let truth = median(plain[i].iter().map(|r| r.wall).collect());
-        let col = |k: usize| median(heisen[i].iter().map(|x| x[k]).collect());
+        let truth = median(plain[i].iter().map(|t| t.wall).collect());
+        let col = |f: fn(&Compensated) -> f64| median(heisen[i].iter().map(f).collect());
         let cell = |v: f64| format!("{:>13.3} ({:>+6.1}%)", v / 1e6, 100.0 * (v - truth) / truth);
         let name = if i == 0 {
             "main".to_owned()
@@ -96,9 +98,9 @@ fn main() {
         println!(
             "{name:<10} {:>14.3} {} {} {}",
             truth / 1e6,
-            cell(col(0)),
-            cell(col(1)),
-            cell(col(2))
+            cell(col(|c| c.wall)),
+            cell(col(|c| c.compensated)),
+            cell(col(|c| c.local_only))
         );
     }
     println!(
@@ -108,34 +110,53 @@ fn main() {
         "{:<10} {:>14} {:>22} {:>22}",
         "thread", "uninstrumented", "instrumented", "less charged"
     );
+    // Main only waits for the workers (and, preloaded, runs the start-up
+    // calibration): its CPU time says nothing about the charges.
     for i in 1..=workers {
-        let truth = median(plain[i].iter().map(|r| r.cpu).collect());
-        let col = |k: usize| median(heisen[i].iter().map(|x| x[k]).collect());
+        let truth = median(plain[i].iter().map(|t| t.cpu).collect());
+        let col = |f: fn(&Compensated) -> f64| median(heisen[i].iter().map(f).collect());
         let cell = |v: f64| format!("{:>13.3} ({:>+6.1}%)", v / 1e6, 100.0 * (v - truth) / truth);
         println!(
             "{:<10} {:>14.3} {} {}",
             format!("worker {}", i - 1),
             truth / 1e6,
-            cell(col(3)),
-            cell(col(4))
+            cell(col(|c| c.cpu)),
+            cell(col(|c| c.cpu_less_charged))
         );
     }
 }
 
-/// One thread's figures in one run: wall and CPU time (ns), location.
+/// One thread's line of the program's output in one run: its wall and
+/// CPU time (ns) and its heisen location (-1 without the interposer).
 #[derive(Clone, Copy, Debug)]
-struct Run {
+struct ThreadLine {
     wall: f64,
     cpu: f64,
     location: i64,
 }
 
+/// One thread's figures in one preloaded run, ns.
+#[derive(Clone, Copy, Debug)]
+struct Compensated {
+    /// Wall time as measured.
+    wall: f64,
+    /// Its location's compensated elapsed time (R2, R5).
+    compensated: f64,
+    /// Wall time less the thread's own charged overhead (R1 alone).
+    local_only: f64,
+    /// Thread CPU time as measured.
+    cpu: f64,
+    /// Thread CPU time less the thread's own charged overhead.
+    cpu_less_charged: f64,
+}
+
 /// Runs the program; per thread (main first) its figures.
-fn execute(program: &Path, preload: Option<(&Path, &PathBuf)>, workers: usize) -> Vec<Run> {
+fn execute(program: &Path, preload: Option<(&Path, &PathBuf)>, workers: usize) -> Vec<ThreadLine> {
     let mut cmd = Command::new(program);
     cmd.arg(workers.to_string());
     for (k, _) in std::env::vars() {
-        if (k.starts_with("HEISEN_") && k != "HEISEN_CALIBRATION") || k == "LD_PRELOAD" {
+        let kept = k == "HEISEN_CALIBRATION" || k == "HEISEN_CALIBRATION_TRACE";
+        if (k.starts_with("HEISEN_") && !kept) || k == "LD_PRELOAD" {
             cmd.env_remove(k);
         }
     }
@@ -144,13 +165,15 @@ fn execute(program: &Path, preload: Option<(&Path, &PathBuf)>, workers: usize) -
     }
     let out = cmd.output().expect("run the C program");
     assert!(out.status.success(), "{out:?}");
+    // Warnings (a misspelt HEISEN_CALIBRATION), the calibration trace.
+    eprint!("{}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .filter(|l| l.starts_with("thread "))
         .map(|l| {
             // thread NAME location L wall W cpu C
             let w: Vec<&str> = l.split_whitespace().collect();
-            Run {
+            ThreadLine {
                 wall: w[5].parse().expect("wall"),
                 cpu: w[7].parse().expect("cpu"),
                 location: w[3].parse().expect("location"),

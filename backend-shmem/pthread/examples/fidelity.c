@@ -156,6 +156,9 @@ int main(int argc, char **argv) {
         acc ^= ws[i].acc;
     }
     uint64_t wall = ns_since(&start);
+    /* main's CPU time keeps every line's format; it only waits (and,
+     * preloaded, runs the start-up calibration), so the runners leave it
+     * out. */
     printf("thread main location %lld wall %llu cpu %llu\n",
            (long long)(heisen_pthread_location ? heisen_pthread_location() : -1), (unsigned long long)wall,
            (unsigned long long)thread_cpu());
