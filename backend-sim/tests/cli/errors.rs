@@ -21,8 +21,7 @@ fn loggops_values_beyond_range_are_refused_not_overflowed() {
         &["-o 99999999999999"],
     );
     // At the limit, the run's time stays in range (2^40 per hop).
-    let o = heisen(&["simulate", goal, "-L", "1099511627776"]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = ok(&["simulate", goal, "-L", "1099511627776"]);
     assert!(
         stdout(&o).contains("Host 15: 4398046523104"),
         "{}",
@@ -82,8 +81,7 @@ fn a_goal_schedule_is_stopped_by_max_events_too() {
         "g.goal",
         "num_ranks 2\nrank 0 {\nl1: calc 100000\nl2: send 8b to 1\nl2 requires l1\n}\nrank 1 {\nl1: recv 8b from 0\n}\n",
     );
-    let o = heisen(&["simulate", &file]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    ok(&["simulate", &file]);
     let o = heisen(&["simulate", &file, "--max-events", "2"]);
     let err = stderr(&o);
     assert!(!o.status.success() && o.status.code() != Some(101), "{err}");
@@ -121,8 +119,7 @@ fn a_message_nobody_receives_is_warned_about() {
         "[[location]]\nname = \"a\"\nops = [ { send = \"b\", bytes = 8, tag = 3 } ]\n\
          [[location]]\nname = \"b\"\nops = [ { compute = 5 } ]\n",
     );
-    let o = heisen(&["simulate", &file]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = ok(&["simulate", &file]);
     let err = stderr(&o);
     assert!(
         err.contains("warning: 1 messages were sent but never received: a to b (tag 3, 8 B)"),

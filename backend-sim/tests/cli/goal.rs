@@ -5,8 +5,7 @@ use super::*;
 
 #[test]
 fn goal_file_prints_loggopsim_times() {
-    let o = heisen(&["simulate", "scenarios/dissemination_16.goal"]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = ok(&["simulate", "scenarios/dissemination_16.goal"]);
     let out = stdout(&o);
     assert_eq!(
         out.lines().filter(|l| l.ends_with(": 22000")).count(),
@@ -25,8 +24,7 @@ fn goal_file_prints_loggopsim_times() {
 #[test]
 fn goal_released_loggopsim_gives_its_times() {
     let ring = "tests/data/schedgen/allreduce_ring-8-1.goal";
-    let o = heisen(&["simulate", ring, "--loggopsim", "released"]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = ok(&["simulate", ring, "--loggopsim", "released"]);
     let out = stdout(&o);
     assert_eq!(out.matches(": 76916\n").count(), 8, "{out}");
     let o = heisen(&["simulate", ring, "--loggopsim", "fixed"]);
@@ -38,8 +36,7 @@ fn goal_released_loggopsim_gives_its_times() {
     assert_eq!(stdout(&o).matches(": 76916\n").count(), 8);
     let json =
         std::env::temp_dir().join(format!("heisen-goal-default-{}.json", std::process::id()));
-    let o = heisen(&["simulate", ring, "--json", json.to_str().expect("utf-8")]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = ok(&["simulate", ring, "--json", json.to_str().expect("utf-8")]);
     assert_eq!(stdout(&o).matches(": 77000\n").count(), 8);
     assert!(stderr(&o).contains("fixed build's rules"), "{}", stderr(&o));
     let _ = std::fs::remove_file(&json);
@@ -59,11 +56,9 @@ fn goal_released_loggopsim_gives_its_times() {
     assert!(!refused.exists(), "nothing written for a refused run");
     assert!(!o.status.success());
     assert!(stderr(&o).contains("end times only"), "{}", stderr(&o));
-    let o = heisen(&["simulate", "master-worker", "--loggopsim", "released"]);
-    assert!(!o.status.success());
+    let o = failed(&["simulate", "master-worker", "--loggopsim", "released"]);
     assert!(stderr(&o).contains("GOAL schedules"), "{}", stderr(&o));
-    let o = heisen(&["simulate", ring, "--loggopsim", "unpatched"]);
-    assert!(!o.status.success());
+    failed(&["simulate", ring, "--loggopsim", "unpatched"]);
 }
 
 #[test]
@@ -72,8 +67,7 @@ fn goal_graph_with_several_cpus_runs_as_loggopsim() {
     // numbered like the send's": the fixed LogGOPSim prints 4500 and 6552,
     // LogGOPSim as released (the default) 4500 and 6542 (A3).
     let file = "tests/data/examples/several-cpus-message-cpu.goal";
-    let o = heisen(&["simulate", file, "--loggopsim", "fixed"]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = ok(&["simulate", file, "--loggopsim", "fixed"]);
     let out = stdout(&o);
     assert!(out.contains("Host 0: 4500\nHost 1: 6552\n"), "{out}");
     let out = stdout(&heisen(&["simulate", file]));
@@ -87,13 +81,12 @@ fn goal_graph_with_several_cpus_runs_as_loggopsim() {
     );
     // A latency of 2^64 - 1 ns is refused as written, not run into a
     // wrapped end time.
-    let o = heisen(&[
+    let o = failed(&[
         "simulate",
         "scenarios/dissemination_16.goal",
         "-L",
         "18446744073709551615",
     ]);
-    assert!(!o.status.success(), "{}", stdout(&o));
     assert!(
         stderr(&o).contains("-L 18446744073709551615: expected a whole number"),
         "{}",
@@ -116,8 +109,7 @@ fn a_goal_schedule_of_many_ranks_prints_a_summary_and_every_rank_on_request() {
         );
     }
     std::fs::write(&file, text).unwrap();
-    let o = heisen(&["simulate", file.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = ok(&["simulate", file.to_str().unwrap()]);
     let out = stdout(&o);
     assert!(out.starts_with("40 ranks, "), "{out}");
     for what in [

@@ -22,10 +22,23 @@ fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
+/// `heisen args`, which must succeed (its stderr shown if not).
+fn ok(args: &[&str]) -> Output {
+    let o = heisen(args);
+    assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+    o
+}
+
+/// `heisen args`, which must fail (its stdout shown if not).
+fn failed(args: &[&str]) -> Output {
+    let o = heisen(args);
+    assert!(!o.status.success(), "{args:?} succeeded: {}", stdout(&o));
+    o
+}
+
 #[test]
 fn scenarios_lists_master_worker_on_one_line() {
-    let o = heisen(&["scenarios"]);
-    assert!(o.status.success());
+    let o = ok(&["scenarios"]);
     let line = stdout(&o)
         .lines()
         .find(|l| l.starts_with("master-worker"))
@@ -35,8 +48,7 @@ fn scenarios_lists_master_worker_on_one_line() {
 
 #[test]
 fn simulate_master_worker_prints_the_table() {
-    let o = heisen(&["simulate", "master-worker"]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = ok(&["simulate", "master-worker"]);
     let out = stdout(&o);
     assert!(
         out.contains("timestamped (R5)") && out.contains("local-only"),
@@ -54,8 +66,7 @@ fn simulate_master_worker_prints_the_table() {
 #[test]
 fn toml_file_gives_the_builtins_table() {
     let a = heisen(&["simulate", "master-worker"]);
-    let b = heisen(&["simulate", "scenarios/master-worker.toml"]);
-    assert!(b.status.success(), "{}", stderr(&b));
+    let b = ok(&["simulate", "scenarios/master-worker.toml"]);
     // The same tables; only the call sites' names differ (the file's
     // lines against the built-in's operation numbers).
     let before = |o: &Output| {
@@ -70,15 +81,13 @@ fn toml_file_gives_the_builtins_table() {
 
 #[test]
 fn errors_fail_with_a_message() {
-    let o = heisen(&["simulate", "no-such-scenario"]);
-    assert!(!o.status.success());
+    let o = failed(&["simulate", "no-such-scenario"]);
     assert!(
         stderr(&o).contains("not a built-in scenario"),
         "{}",
         stderr(&o)
     );
-    let o = heisen(&["simulate", "missing.toml"]);
-    assert!(!o.status.success());
+    let o = failed(&["simulate", "missing.toml"]);
     assert!(
         stderr(&o).starts_with("heisen: error: missing.toml:"),
         "{}",
@@ -97,9 +106,8 @@ fn help_teaches_with_examples() {
 /// A bad input's error: a failure status, no panic, one line on stderr
 /// that starts with "heisen: error:" and contains every part of `expect`.
 fn refused(args: &[&str], expect: &[&str]) {
-    let o = heisen(args);
+    let o = failed(args);
     let err = stderr(&o);
-    assert!(!o.status.success(), "{args:?} succeeded:\n{}", stdout(&o));
     assert_ne!(o.status.code(), Some(101), "{args:?} panicked: {err}");
     assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
     assert!(err.starts_with("heisen: error: "), "{args:?}: {err}");
@@ -150,8 +158,7 @@ fn scenarios_lists_every_builtin() {
 
 #[test]
 fn simulate_prints_the_critical_path_profile() {
-    let o = heisen(&["simulate", "nas-is"]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = ok(&["simulate", "nas-is"]);
     let out = stdout(&o);
     assert!(out.contains("critical-path profile"), "{out}");
     assert!(
@@ -163,9 +170,8 @@ fn simulate_prints_the_critical_path_profile() {
 
 #[test]
 fn random_by_name_and_by_seed_are_the_same_program() {
-    let a = heisen(&["simulate", "random-7"]);
+    let a = ok(&["simulate", "random-7"]);
     let b = heisen(&["simulate", "random", "--seed", "7"]);
-    assert!(a.status.success(), "{}", stderr(&a));
     assert_eq!(stdout(&a), stdout(&b));
     assert_ne!(stdout(&a), stdout(&heisen(&["simulate", "random-8"])));
 }
@@ -178,7 +184,7 @@ fn simulate_writes_report_trace_and_svg() {
         dir.join("run.trace.json"),
         dir.join("run.svg"),
     );
-    let o = heisen(&[
+    ok(&[
         "simulate",
         "one-send",
         "--json",
@@ -188,7 +194,6 @@ fn simulate_writes_report_trace_and_svg() {
         "--svg",
         svg.to_str().unwrap(),
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
 
     // The report: the core's format, one location per process.
     let report: serde_json::Value =
@@ -262,8 +267,7 @@ fn simulate_writes_report_trace_and_svg() {
     }
 
     // And `heisen report` renders the report.
-    let o = heisen(&["report", json.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = ok(&["report", json.to_str().unwrap()]);
     let out = stdout(&o);
     // The path runs to P2's end, its trailing work included: the truth, 4.8 µs.
     assert!(out.contains("critical path: 4.800 µs"), "{out}");
@@ -281,7 +285,7 @@ fn goal_schedule_writes_outputs_too() {
     let dir = scratch("goal");
     let json = dir.join("d.json");
     let trace = dir.join("d.trace.json");
-    let o = heisen(&[
+    let o = ok(&[
         "simulate",
         "scenarios/dissemination_16.goal",
         "--json",
@@ -289,10 +293,8 @@ fn goal_schedule_writes_outputs_too() {
         "--trace",
         trace.to_str().unwrap(),
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains("Host 15: 22000"));
-    let o = heisen(&["report", json.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = ok(&["report", json.to_str().unwrap()]);
     assert!(stdout(&o).contains("16 locations"), "{}", stdout(&o));
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -376,8 +378,7 @@ fn words(line: &str) -> Vec<String> {
 
 #[test]
 fn report_of_a_real_run_shows_elapsed_times_costs_and_the_path() {
-    let o = heisen(&["report", RANK0]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = ok(&["report", RANK0]);
     let out = stdout(&o);
     let r = json(RANK0);
     assert!(out.starts_with("heisen report from backend shmem"), "{out}");
@@ -443,8 +444,7 @@ fn report_lists_what_the_runtime_dropped() {
     r["runtime"]["future_field"] = "ignored".into();
     let path = dir.join("problems.json");
     std::fs::write(&path, r.to_string()).unwrap();
-    let o = heisen(&["report", path.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = ok(&["report", path.to_str().unwrap()]);
     let out = stdout(&o);
     let line = out
         .lines()
@@ -465,8 +465,7 @@ fn report_lists_what_the_runtime_dropped() {
 
 #[test]
 fn several_reports_merge_into_one_view_with_regions_matched_by_name() {
-    let o = heisen(&["report", RANK0, RANK1]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = ok(&["report", RANK0, RANK1]);
     let out = stdout(&o);
     assert!(
         out.starts_with("heisen report of 2 files merged, backend shmem"),
@@ -541,8 +540,7 @@ fn a_report_selecting_fewer_regions_merges_with_the_others() {
     }
     let file = dir.join("short.json");
     std::fs::write(&file, short.to_string()).unwrap();
-    let o = heisen(&["report", file.to_str().unwrap(), RANK0]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = ok(&["report", file.to_str().unwrap(), RANK0]);
     let out = stdout(&o);
     assert!(out.starts_with("heisen report of 2 files merged"), "{out}");
     let table = out.split("\nselected ").nth(1).expect("the share table");
@@ -552,8 +550,7 @@ fn a_report_selecting_fewer_regions_merges_with_the_others() {
     // `io` in slot 1: no longer the same shares
     short["header"]["selected"][1]["name"] = "io".into();
     std::fs::write(&file, short.to_string()).unwrap();
-    let o = heisen(&["report", file.to_str().unwrap(), RANK0]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = ok(&["report", file.to_str().unwrap(), RANK0]);
     assert!(
         stdout(&o).starts_with("2 report files, rendered one by one: "),
         "{}",
@@ -566,10 +563,8 @@ fn a_report_selecting_fewer_regions_merges_with_the_others() {
 fn reports_that_select_other_regions_are_rendered_one_by_one() {
     let dir = scratch("mixed-reports");
     let sim = dir.join("sim.json");
-    let o = heisen(&["simulate", "one-send", "--json", sim.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let o = heisen(&["report", RANK0, sim.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    ok(&["simulate", "one-send", "--json", sim.to_str().unwrap()]);
+    let o = ok(&["report", RANK0, sim.to_str().unwrap()]);
     let out = stdout(&o);
     assert!(
         out.starts_with("2 report files, rendered one by one: ")
@@ -584,8 +579,7 @@ fn reports_that_select_other_regions_are_rendered_one_by_one() {
     );
     assert_eq!(out.matches("critical path: ").count(), 2, "{out}");
     // An unreadable file among several is named.
-    let o = heisen(&["report", RANK0, "no-such.json"]);
-    assert!(!o.status.success());
+    let o = failed(&["report", RANK0, "no-such.json"]);
     assert!(
         stderr(&o).contains("no-such.json: cannot read"),
         "{}",
@@ -622,8 +616,7 @@ fn a_trace_above_its_limit_is_not_written_but_the_tables_are() {
 
 #[test]
 fn no_analysis_keeps_the_online_profile_only() {
-    let o = heisen(&["simulate", "master-worker", "--no-analysis"]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = ok(&["simulate", "master-worker", "--no-analysis"]);
     let out = stdout(&o);
     assert!(out.contains("critical-path profile, online"), "{out}");
     assert!(!out.contains("critical-path profile, offline"), "{out}");
@@ -649,8 +642,7 @@ fn many(workers: u32) -> String {
 #[test]
 fn many_locations_print_a_summary_and_every_row_on_request() {
     let file = scenario_file("summary", "many.toml", &many(40));
-    let o = heisen(&["simulate", &file]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = ok(&["simulate", &file]);
     let out = stdout(&o);
     let table = out.split("\n\n").next().unwrap_or_default();
     assert!(table.contains("41 locations: min, median and max"), "{out}");
@@ -761,13 +753,12 @@ fn times_scale_to_their_unit() {
 fn report_shows_loops_every_comm_on_request_and_one_meaning_per_word() {
     let dir = scratch("report-all");
     let json = dir.join("mw.json");
-    let o = heisen(&[
+    ok(&[
         "simulate",
         "master-worker",
         "--json",
         json.to_str().unwrap(),
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
     let o = heisen(&["report", json.to_str().unwrap()]);
     let out = stdout(&o);
     assert!(out.contains("loops, summed over locations"), "{out}");
@@ -800,8 +791,7 @@ fn matching_by_approximated_send_time_moves_ends_and_profile_where_reordered() {
     // master-worker-uneven: the measured run counts reorderings at the
     // master's wildcard receive; the replay moves ends and shares.
     let file = "scenarios/master-worker-uneven.toml";
-    let o = heisen(&["simulate", file, "--match", "approximated"]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = ok(&["simulate", file, "--match", "approximated"]);
     let out = stdout(&o);
     let replay: Vec<&str> = out
         .lines()
@@ -906,13 +896,12 @@ fn report_of_many_locations_is_a_summary_in_a_unit_that_fits() {
     let file = dir.join("many.toml");
     std::fs::write(&file, many(40)).unwrap();
     let json = dir.join("many.json");
-    let o = heisen(&[
+    ok(&[
         "simulate",
         file.to_str().unwrap(),
         "--json",
         json.to_str().unwrap(),
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
     let out = stdout(&heisen(&["report", json.to_str().unwrap()]));
     assert!(out.contains("41 locations: min, median and max"), "{out}");
     assert!(
@@ -936,13 +925,12 @@ fn report_of_many_locations_is_a_summary_in_a_unit_that_fits() {
     let long = dir.join("long.toml");
     std::fs::write(&long, "[[location]]\nname = \"a\"\nops = [ { region = \"r\", ops = [ { compute = 12000000000 } ] } ]\n").unwrap();
     let json = dir.join("long.json");
-    let o = heisen(&[
+    ok(&[
         "simulate",
         long.to_str().unwrap(),
         "--json",
         json.to_str().unwrap(),
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
     let out = stdout(&heisen(&["report", json.to_str().unwrap()]));
     assert!(out.contains("per location (times in s)"), "{out}");
     assert!(out.contains("critical path: 12.000 s"), "{out}");
