@@ -414,22 +414,14 @@ fn calibrate_wrappers(rt: &'static Runtime, a: &Actions) {
         );
         (read, write)
     });
-    rt.set_cost(
-        a.rwlock_read_release,
-        calibrate::split(read_release, before),
-    );
-    rt.set_cost(
-        a.rwlock_read,
-        calibrate::split(read_pair - read_release, before),
-    );
-    rt.set_cost(
-        a.rwlock_write_release,
-        calibrate::split(write_release, before),
-    );
-    rt.set_cost(
-        a.rwlock_write,
-        calibrate::split(write_pair - write_release, before),
-    );
+    for (action, cost) in [
+        (a.rwlock_read_release, read_release),
+        (a.rwlock_read, read_pair - read_release),
+        (a.rwlock_write_release, write_release),
+        (a.rwlock_write, write_pair - write_release),
+    ] {
+        rt.set_cost(action, calibrate::split(cost, before));
+    }
     let (std_read, std_write) = {
         let std = std::sync::RwLock::new(0u64);
         (
