@@ -86,10 +86,14 @@ fn main() {
         "{:<10} {:>14} {:>22} {:>22} {:>22}",
         "thread", "uninstrumented", "instrumented", "compensated", "local-only"
     );
-    for i in 0..=workers {
-        let truth = median(plain[i].iter().map(|t| t.wall).collect());
-        let col = |f: fn(&Compensated) -> f64| median(heisen[i].iter().map(f).collect());
-        let cell = |v: f64| format!("{:>13.3} ({:>+6.1}%)", v / 1e6, 100.0 * (v - truth) / truth);
+    // A cell: the median of `f` over thread `i`'s preloaded runs, ms, and
+    // its error against `truth`.
+    let cell = |i: usize, f: fn(&Compensated) -> f64, truth: f64| {
+        let v = median(heisen[i].iter().map(f).collect());
+        format!("{:>13.3} ({:>+6.1}%)", v / 1e6, 100.0 * (v - truth) / truth)
+    };
+    for (i, lines) in plain.iter().enumerate() {
+        let truth = median(lines.iter().map(|t| t.wall).collect());
         let name = if i == 0 {
             "main".to_owned()
         } else {
@@ -98,9 +102,9 @@ fn main() {
         println!(
             "{name:<10} {:>14.3} {} {} {}",
             truth / 1e6,
-            cell(col(|c| c.wall)),
-            cell(col(|c| c.compensated)),
-            cell(col(|c| c.local_only))
+            cell(i, |c| c.wall, truth),
+            cell(i, |c| c.compensated, truth),
+            cell(i, |c| c.local_only, truth)
         );
     }
     println!(
@@ -112,16 +116,14 @@ fn main() {
     );
     // Main only waits for the workers (and, preloaded, runs the start-up
     // calibration): its CPU time says nothing about the charges.
-    for i in 1..=workers {
-        let truth = median(plain[i].iter().map(|t| t.cpu).collect());
-        let col = |f: fn(&Compensated) -> f64| median(heisen[i].iter().map(f).collect());
-        let cell = |v: f64| format!("{:>13.3} ({:>+6.1}%)", v / 1e6, 100.0 * (v - truth) / truth);
+    for (i, lines) in plain.iter().enumerate().skip(1) {
+        let truth = median(lines.iter().map(|t| t.cpu).collect());
         println!(
             "{:<10} {:>14.3} {} {}",
             format!("worker {}", i - 1),
             truth / 1e6,
-            cell(col(|c| c.cpu)),
-            cell(col(|c| c.cpu_less_charged))
+            cell(i, |c| c.cpu, truth),
+            cell(i, |c| c.cpu_less_charged, truth)
         );
     }
 }
