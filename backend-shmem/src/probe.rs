@@ -231,10 +231,9 @@ pub struct Probe {
     /// The last full window's length, ns.
     full_window: u64,
     fulls_since_light: u32,
-    /// `T_full − T_light` of every window pair.
     /// Per slot (the probed region's and the kept one's, [`Saved`]):
-    /// `T_full − T_light` of every pair.
-    means: [Means; 2],
+    /// `T_full − T_light` of every window pair (a window's units).
+    means: [Mean; 2],
     /// The probed region's slot of `means`.
     slot: usize,
     /// Charged above the start-up cost per pair (0 until learned).
@@ -282,16 +281,6 @@ pub struct Probe {
 
 /// No probed region.
 const NONE: u32 = u32::MAX;
-
-/// A region's window differences (a window's units): `T_full − T_light`.
-#[derive(Clone, Copy, Debug)]
-struct Means {
-    full: Mean,
-}
-
-impl Means {
-    const NEW: Means = Means { full: Mean::new() };
-}
 
 /// A probed region's statistics, kept while another is probed (its
 /// window differences stay in their slot of `Probe::means`).
@@ -376,7 +365,7 @@ impl Probe {
             light: 0,
             full_window: 0,
             fulls_since_light: 0,
-            means: [Means::NEW; 2],
+            means: [Mean::new(); 2],
             slot: 0,
             surplus: 0,
             learned: [(key(NONE, 0), Path::Rust, 0); LEARNED],
@@ -576,8 +565,7 @@ impl Probe {
             Some((light, _, _)) => !light,
             None => {
                 self.segments_since_pair += 1;
-                let due = self.means[self.slot].full.samples < SAMPLES as u64
-                    || self.segments_since_pair >= LIGHT_EVERY;
+                let due = self.sampling() || self.segments_since_pair >= LIGHT_EVERY;
                 if !due {
                     return Start::None;
                 }
@@ -691,8 +679,7 @@ impl Probe {
         self.full_window = t - self.window_t;
         self.enter_whole = cost.whole;
         self.fulls_since_light += 1;
-        let due = self.means[self.slot].full.samples < SAMPLES as u64
-            || self.fulls_since_light >= LIGHT_EVERY;
+        let due = self.sampling() || self.fulls_since_light >= LIGHT_EVERY;
         if due && self.inclusive_n > 0 {
             self.fulls_since_light = 0;
             self.start_light(t, light);
@@ -860,14 +847,22 @@ impl Probe {
         self.learn_diff(self.full_window as i64 - light_window as i64);
     }
 
+    /// Whether the probed region's first [`SAMPLES`] pairs are still being
+    /// taken (a pair at every chance), not one in [`LIGHT_EVERY`].
+    #[inline(always)]
+    fn sampling(&self) -> bool {
+        self.means[self.slot].samples < SAMPLES as u64
+    }
+
     /// Learns from `T_full − T_light` of a window pair (a segment pair's
     /// scaled to a window).
     fn learn_diff(&mut self, diff: i64) {
         // R1: a cost measured directly (here, in the running program).
-        self.means[self.slot].full.add(diff);
+        let means = &mut self.means[self.slot];
+        means.add(diff);
         self.windows += 1;
-        if self.means[self.slot].full.samples >= u64::from(MIN_SAMPLES)
-            && let Some(mean) = self.means[self.slot].full.mean()
+        if means.samples >= u64::from(MIN_SAMPLES)
+            && let Some(mean) = means.mean()
         {
             // The full pair in this program, less what the start-up
             // calibration charges for it.
@@ -984,7 +979,7 @@ impl Probe {
     #[cold]
     fn begin_windows(&mut self) {
         self.fresh = false;
-        self.means[self.slot] = Means::NEW;
+        self.means[self.slot] = Mean::new();
         self.fulls_since_light = 0;
         self.segments_since_pair = 0;
         self.inclusive_sum = 0;
