@@ -71,6 +71,11 @@ use heisen_core::{Cost, Exited, KernelError};
 /// Calls in a window.
 pub const WINDOW: u32 = 32;
 
+/// Calls in a short light window: every other light window of a streak
+/// is this long, so that what a light window's end costs cancels
+/// ([`Kind`]).
+pub const SHORT: u32 = WINDOW / 2;
+
 /// Leaf calls of one region before its first window (counted across its
 /// segments; again after each interruption of a long streak): a region
 /// called a few times is not worth a light window.
@@ -129,6 +134,34 @@ impl Path {
 
 /// Number of [`Path`]s.
 pub const PATHS: usize = 3;
+
+/// Which mean a window pair's difference goes to.
+///
+/// A light window of a streak ends at the region's next call, a full
+/// one: its clock read waits for the work the light calls left in
+/// flight (a floating-point chain they let the core overlap), which a
+/// full window's reads had waited for call by call. So a light window
+/// holds one such wait more than its calls: `T_full − T_light` is
+/// `WINDOW × (full − light) − tail` with `tail` the program's, not the
+/// pair's. Every other light window is [`SHORT`] calls long and is
+/// compared with half the full window before it; the two means' difference
+/// is then `(WINDOW − SHORT) × (full − light)` and the tail cancels
+/// (seed 004 §II.A.1: the overhead is what the measured calls add, here
+/// with the end effect of a window taken out).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+enum Kind {
+    /// A window pair of a streak, light window [`WINDOW`] calls.
+    Long = 0,
+    /// A window pair of a streak, light window [`SHORT`] calls (its
+    /// difference against half the full window).
+    Short = 1,
+    /// A pair of segments, scaled to a window.
+    Segment = 2,
+}
+
+/// Number of [`Kind`]s.
+const KINDS: usize = 3;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
@@ -231,9 +264,15 @@ pub struct Probe {
     /// The last full window's length, ns.
     full_window: u64,
     fulls_since_light: u32,
-    /// Per slot (the probed region's and the kept one's, [`Saved`]):
-    /// `T_full − T_light` of every window pair (a window's units).
-    means: [Mean; 2],
+    /// Per slot (the probed region's and the kept one's, [`Saved`]) and
+    /// [`Kind`]: `T_full − T_light` of every window pair (a window's
+    /// units for segments).
+    means: [[Mean; KINDS]; 2],
+    /// The light window under way: its calls at most ([`WINDOW`], or
+    /// [`SHORT`] for every other one of a streak).
+    light_len: u32,
+    /// Whether the next light window of a streak is a short one.
+    short_next: bool,
     /// The probed region's slot of `means`.
     slot: usize,
     /// Charged above the start-up cost per pair (0 until learned).
@@ -365,7 +404,9 @@ impl Probe {
             light: 0,
             full_window: 0,
             fulls_since_light: 0,
-            means: [Mean::new(); 2],
+            means: [[Mean::new(); KINDS]; 2],
+            light_len: WINDOW,
+            short_next: false,
             slot: 0,
             surplus: 0,
             learned: [(key(NONE, 0), Path::Rust, 0); LEARNED],
@@ -441,7 +482,7 @@ impl Probe {
         if self.phase == Phase::Light
             && key(region, site) == self.key
             && !self.open
-            && (self.calls < WINDOW || self.forced)
+            && (self.calls < self.light_len || self.forced)
         {
             self.open = true;
             self.calls += 1;
@@ -587,7 +628,7 @@ impl Probe {
         // kind.
         self.segment_t = last;
         if make_light && self.inclusive_n > 0 {
-            self.start_light(last, light);
+            self.start_light(last, light, WINDOW);
             return Start::Light;
         }
         if make_light {
@@ -633,7 +674,7 @@ impl Probe {
                 };
                 // Per call, in a window's units: one mean for both.
                 let diff = (full as i64 - light as i64) * i64::from(WINDOW) / i64::from(calls);
-                self.learn_diff(diff);
+                self.learn_diff(Kind::Segment, diff);
             }
             Some(_) => {}
             None => self.first = Some((light, calls, length)),
@@ -682,7 +723,9 @@ impl Probe {
         let due = self.sampling() || self.fulls_since_light >= LIGHT_EVERY;
         if due && self.inclusive_n > 0 {
             self.fulls_since_light = 0;
-            self.start_light(t, light);
+            let len = if self.short_next { SHORT } else { WINDOW };
+            self.short_next = !self.short_next;
+            self.start_light(t, light, len);
             return true;
         }
         self.window_t = t;
@@ -690,11 +733,12 @@ impl Probe {
         false
     }
 
-    /// A light window from this enter at `t`, whose calls are charged
-    /// `light` a pair.
-    fn start_light(&mut self, t: u64, light: u64) {
+    /// A light window of at most `len` calls from this enter at `t`,
+    /// whose calls are charged `light` a pair.
+    fn start_light(&mut self, t: u64, light: u64, len: u32) {
         debug_assert!(self.phase != Phase::Timed);
         self.phase = Phase::Light;
+        self.light_len = len;
         self.window_t = t;
         self.calls = 1;
         self.open = true;
@@ -789,7 +833,7 @@ impl Probe {
         if at_start && !open && calls < WINDOW && next != Some(self.key) {
             // A light segment, ended by the action after it.
             self.segment_ended(true, calls, t - self.segment_t.min(t));
-        } else if calls == WINDOW && !open && next == Some(self.key) && !at_start {
+        } else if calls == self.light_len && !open && next == Some(self.key) && !at_start {
             self.learn(t - self.window_t);
         } else {
             self.first = None;
@@ -841,36 +885,55 @@ impl Probe {
         self.open = false;
     }
 
-    /// Learns from a window pair whose light window was `light_window`
-    /// ns long.
+    /// Learns from a window pair whose light window, of `light_len`
+    /// calls, was `light_window` ns long.
     fn learn(&mut self, light_window: u64) {
-        self.learn_diff(self.full_window as i64 - light_window as i64);
+        if self.light_len == WINDOW {
+            self.learn_diff(Kind::Long, self.full_window as i64 - light_window as i64);
+        } else {
+            let full = self.full_window * u64::from(self.light_len) / u64::from(WINDOW);
+            self.learn_diff(Kind::Short, full as i64 - light_window as i64);
+        }
     }
 
     /// Whether the probed region's first [`SAMPLES`] pairs are still being
     /// taken (a pair at every chance), not one in [`LIGHT_EVERY`].
     #[inline(always)]
     fn sampling(&self) -> bool {
-        self.means[self.slot].samples < SAMPLES as u64
+        self.means[self.slot].iter().map(|m| m.samples).sum::<u64>() < SAMPLES as u64
     }
 
-    /// Learns from `T_full − T_light` of a window pair (a segment pair's
-    /// scaled to a window).
-    fn learn_diff(&mut self, diff: i64) {
+    /// Learns from `T_full − T_light` of a window pair of `kind` (a
+    /// segment pair's scaled to a window).
+    fn learn_diff(&mut self, kind: Kind, diff: i64) {
         // R1: a cost measured directly (here, in the running program).
-        let means = &mut self.means[self.slot];
-        means.add(diff);
+        self.means[self.slot][kind as usize].add(diff);
         self.windows += 1;
-        if means.samples >= u64::from(MIN_SAMPLES)
-            && let Some(mean) = means.mean()
-        {
+        if let Some(per_call) = self.full_less_light() {
             // The full pair in this program, less what the start-up
             // calibration charges for it.
-            let pair = mean / i64::from(WINDOW) + self.light as i64;
+            let pair = per_call + self.light as i64;
             let surplus = pair - (self.enter_whole + self.exit_whole) as i64;
             self.surplus = surplus;
             self.remember(surplus);
         }
+    }
+
+    /// What a full call costs the program more than a light one, ns,
+    /// once enough pairs are in: from both kinds of window pair, the end
+    /// effect cancelled ([`Kind`]); else from the long windows and the
+    /// segments together.
+    fn full_less_light(&self) -> Option<i64> {
+        let [long, short, segment] = &self.means[self.slot];
+        let enough = |m: &Mean| m.samples >= u64::from(MIN_SAMPLES);
+        if enough(long) && enough(short) {
+            let (l, s) = (long.mean()?, short.mean()?);
+            return Some((l - s) / i64::from(WINDOW - SHORT));
+        }
+        let samples = long.samples + segment.samples;
+        let kept = long.kept + segment.kept;
+        (samples >= u64::from(MIN_SAMPLES) && kept > 0)
+            .then(|| (long.sum + segment.sum) / kept as i64 / i64::from(WINDOW))
     }
 
     fn remember(&mut self, surplus: i64) {
@@ -979,7 +1042,8 @@ impl Probe {
     #[cold]
     fn begin_windows(&mut self) {
         self.fresh = false;
-        self.means[self.slot] = Mean::new();
+        self.means[self.slot] = [Mean::new(); KINDS];
+        self.short_next = false;
         self.fulls_since_light = 0;
         self.segments_since_pair = 0;
         self.inclusive_sum = 0;

@@ -33,6 +33,19 @@ fn to_first_light(mut t: u64) -> (Probe, u64) {
 /// `light` ns; returns the probe, the calls made light and the kernel
 /// calls the replays made (enter and exit times).
 fn drive(calls: u32, full: u64, light: u64, inside: u64) -> (Probe, u64, Vec<(u64, u64)>) {
+    drive_with_tail(calls, full, light, inside, 0)
+}
+
+/// [`drive`], where the clock read that ends a light window (the next
+/// call's enter) waits `tail` ns for the work its light calls left in
+/// flight.
+fn drive_with_tail(
+    calls: u32,
+    full: u64,
+    light: u64,
+    inside: u64,
+    tail: u64,
+) -> (Probe, u64, Vec<(u64, u64)>) {
     let mut p = Probe::new();
     let (mut t, mut last) = (1_000u64, 0u64);
     let mut replayed = Vec::new();
@@ -43,6 +56,7 @@ fn drive(calls: u32, full: u64, light: u64, inside: u64) -> (Probe, u64, Vec<(u6
                 assert!(p.light_exit(7));
                 continue;
             }
+            t += tail;
             let e = p.end_light(t, Some(key(7, 0))).expect("not forced");
             assert_eq!((e.end, e.spacing), (t, (t - e.start) / u64::from(e.calls)));
             for j in 0..u64::from(e.calls) {
@@ -81,6 +95,16 @@ fn a_hot_leaf_learns_its_pair_cost_in_the_program() {
     assert!(light < 20_000 / 8, "{light} light calls");
     assert_eq!(p.aborted, 0);
     assert_eq!(p.learned().collect::<Vec<_>>(), vec![(7, 0, 35)]);
+}
+
+#[test]
+fn what_a_light_windows_end_waits_for_is_not_taken_off_the_pair() {
+    // The read that ends each light window waits 300 ns for the work
+    // its light calls left in flight (a floating-point chain): without
+    // the short windows the pair would be learned 300/32 ns low.
+    let (p, _, _) = drive_with_tail(20_000, 160, 50, 60, 300);
+    assert_eq!(p.surplus, 115 - 80);
+    assert_eq!(p.aborted, 0);
 }
 
 /// The cost a probe charges the next full enter after learning from
