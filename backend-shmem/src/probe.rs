@@ -25,12 +25,22 @@
 //! ```
 //!
 //! with the light pair's own small cost timed at start-up (in situ, as
-//! the full pair is; it reads no clock, so it disturbs little around it).
+//! the full pair is; it reads no clock, so it disturbs little around it)
+//! — but for one thing the light window holds that the full one does
+//! not: the clock read that ends it (the region's next call) waits for
+//! the work its light calls left in flight, which a full window's reads
+//! waited for call by call ([`Kind`]: in montecarlo's loop a floating-
+//! point chain, about 3 ns a call over a window of 32, 8 to 13 points of
+//! compensated error). So every other light window is [`SHORT`] calls
+//! long, compared with half the full window before it: a pair whose light
+//! side made `l` calls light differs by `l × (full − light) − tail`, and
+//! the slope of the least-squares line through all pairs ([`Fit`]) is the
+//! full pair less the light one with the tail taken out.
 //! A light window of a streak is compared only when the region's next
 //! call ends it (a light segment, below, when another action does).
-//! The mean over window pairs (a pair far from the recent median left
-//! out: a preemption or a long interrupt, [`OUTLIER`]; from the
-//! [`MIN_SAMPLES`]th pair on) is charged for every later full call of
+//! The line through the window pairs (a pair far from its kind's recent
+//! median left out: a preemption or a long interrupt, [`OUTLIER`]; from
+//! the [`MIN_SAMPLES`]th pair on) is charged for every later full call of
 //! that region (its surplus over the start-up figure goes to the enter's
 //! part outside the region, as the in-situ surplus does). A light window's calls are put
 //! into the kernel when it ends, one enter and exit each at times spread
@@ -57,12 +67,20 @@
 //! (`ThreadState::settle`), in
 //! pairs: two consecutive segments of the same number of calls `n`, one
 //! full and one light, which first chosen at random (a program that
-//! alternates two kinds of segment biases neither). Each such pair gives
-//! `(T_full − T_light) / n` per call, which goes into the same mean as
-//! the windows' (scaled to a window). A pair is taken at the same rate as
-//! light windows are (every segment during the first [`SAMPLES`], then one
-//! in [`LIGHT_EVERY`]); a segment that is not part of a pair reads no
-//! extra clock.
+//! alternates two kinds of segment biases neither). The action that ends
+//! a light segment waits at its clock read for what the light calls left
+//! in flight, as a streak's next call does; so every other light segment
+//! is light for its first half only (half the last segment's calls), then
+//! full and timed to its end, its light part ended by its next call's
+//! read (the replay of the light calls, between that read and the next,
+//! is left out of its length). Each pair gives `(l, T_full − T_light)`,
+//! `l` the calls its light segment made light, to the same line as the
+//! windows'. A pair is taken at the same rate as light windows are (every
+//! segment during the first [`SAMPLES`], then one in [`LIGHT_EVERY`]); a
+//! segment that is not part of a pair reads no extra clock. A region
+//! whose segments are one call long cannot be split: its tail stays in
+//! (the line then has one length, and the mean difference a light call
+//! is charged).
 //!
 //! This type is the state machine alone: it reads no clock.
 
@@ -135,33 +153,37 @@ impl Path {
 /// Number of [`Path`]s.
 pub const PATHS: usize = 3;
 
-/// Which mean a window pair's difference goes to.
+/// What kind of comparison a pair's difference comes from (each kind
+/// has its own recent median, which tells its outliers, [`Mean`]).
 ///
-/// A light window of a streak ends at the region's next call, a full
-/// one: its clock read waits for the work the light calls left in
-/// flight (a floating-point chain they let the core overlap), which a
-/// full window's reads had waited for call by call. So a light window
-/// holds one such wait more than its calls: `T_full − T_light` is
-/// `WINDOW × (full − light) − tail` with `tail` the program's, not the
-/// pair's. Every other light window is [`SHORT`] calls long and is
-/// compared with half the full window before it; the two means' difference
-/// is then `(WINDOW − SHORT) × (full − light)` and the tail cancels
-/// (seed 004 §II.A.1: the overhead is what the measured calls add, here
-/// with the end effect of a window taken out).
+/// The clock read that ends light calls (the region's next call, a full
+/// one, or the action after a light segment) waits for the work they
+/// left in flight: a floating-point chain they let the core overlap,
+/// which a full call's reads had waited for call by call. So light calls
+/// hold one such wait more than full ones: with `l` calls light,
+/// `T_full − T_light` is `l × (full − light) − tail`, `tail` the
+/// program's, not the pair's. Every other light window of a streak is
+/// [`SHORT`] calls long (compared with half the full window before it),
+/// and every other light segment is light for about its first half only,
+/// then full; a least-squares line through the pairs' `(l, difference)`
+/// then has `full − light` for its slope and the tail cancels ([`Fit`];
+/// seed 004 §II.A.1: the overhead is what the measured calls add, here
+/// with the end effect of the light calls taken out).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
 enum Kind {
     /// A window pair of a streak, light window [`WINDOW`] calls.
     Long = 0,
-    /// A window pair of a streak, light window [`SHORT`] calls (its
-    /// difference against half the full window).
+    /// A window pair of a streak, light window [`SHORT`] calls.
     Short = 1,
-    /// A pair of segments, scaled to a window.
+    /// A pair of segments, every call of the light one light.
     Segment = 2,
+    /// A pair of segments, the light one light for its first calls only.
+    Partial = 3,
 }
 
 /// Number of [`Kind`]s.
-const KINDS: usize = 3;
+const KINDS: usize = 4;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
@@ -265,9 +287,22 @@ pub struct Probe {
     full_window: u64,
     fulls_since_light: u32,
     /// Per slot (the probed region's and the kept one's, [`Saved`]) and
-    /// [`Kind`]: `T_full − T_light` of every window pair (a window's
-    /// units for segments).
+    /// [`Kind`]: `T_full − T_light` of every pair, for its outliers.
     means: [[Mean; KINDS]; 2],
+    /// Per slot: the line through every pair kept.
+    fits: [Fit; 2],
+    /// Light calls of the timed segment under way (0: a full one; more:
+    /// a partial one, light for its first calls).
+    light_part: u32,
+    /// Whether the next light segment is a partial one.
+    partial_next: bool,
+    /// The clock read that ended a partial segment's light part, until
+    /// its next call's read (0: none under way).
+    resumed_at: u64,
+    /// Time left out of the timed segment under way: between the read
+    /// that ended its light part and its next call's read, the replay of
+    /// the light calls (charged as overhead, no time of the program's).
+    excluded: u64,
     /// The light window under way: its calls at most ([`WINDOW`], or
     /// [`SHORT`] for every other one of a streak).
     light_len: u32,
@@ -308,8 +343,8 @@ pub struct Probe {
     /// Chooses which of a pair of segments is light: pseudo-random
     /// (xorshift), so that no period of the program's lines up with it.
     order: u32,
-    /// The first segment of a pair: (light, calls, length ns).
-    first: Option<(bool, u32, u64)>,
+    /// The first segment of a pair: (light calls, calls, length ns).
+    first: Option<(u32, u32, u64)>,
     /// Window pairs compared (segment pairs among them).
     pub windows: u64,
     /// Light windows ended early by another action, or light segments
@@ -335,7 +370,7 @@ struct Saved {
     inclusive_n: u64,
     fulls_since_light: u32,
     segments_since_pair: u32,
-    first: Option<(bool, u32, u64)>,
+    first: Option<(u32, u32, u64)>,
     segment_calls: u32,
     last_segment: u32,
     surplus: i64,
@@ -405,6 +440,11 @@ impl Probe {
             full_window: 0,
             fulls_since_light: 0,
             means: [[Mean::new(); KINDS]; 2],
+            fits: [Fit::new(); 2],
+            light_part: 0,
+            partial_next: false,
+            resumed_at: 0,
+            excluded: 0,
             light_len: WINDOW,
             short_next: false,
             slot: 0,
@@ -570,6 +610,7 @@ impl Probe {
         }
         self.phase = Phase::Idle;
         self.calls = 0;
+        self.resumed_at = 0;
         self.last_segment = self.segment_calls;
         self.segment_calls = 1;
         if self.streak < WARMUP {
@@ -603,7 +644,7 @@ impl Probe {
         }
         let make_light = match self.first {
             // The second of a pair: the other kind.
-            Some((light, _, _)) => !light,
+            Some((light, _, _)) => light == 0,
             None => {
                 self.segments_since_pair += 1;
                 let due = self.sampling() || self.segments_since_pair >= LIGHT_EVERY;
@@ -628,7 +669,16 @@ impl Probe {
         // kind.
         self.segment_t = last;
         if make_light && self.inclusive_n > 0 {
-            self.start_light(last, light, WINDOW);
+            // Every other one light for the first half of the last
+            // segment's calls only, then full ([`Kind`]).
+            self.partial_next = !self.partial_next;
+            let half = self.last_segment / 2;
+            let len = if self.partial_next && half > 0 {
+                half
+            } else {
+                WINDOW
+            };
+            self.start_light(last, light, len);
             return Start::Light;
         }
         if make_light {
@@ -639,6 +689,8 @@ impl Probe {
         }
         self.phase = Phase::Timed;
         self.calls = 0;
+        self.light_part = 0;
+        self.excluded = 0;
         Start::Timed
     }
 
@@ -652,29 +704,37 @@ impl Probe {
         self.phase = Phase::Idle;
         let calls = self.calls + 1;
         self.calls = 0;
+        let light_part = core::mem::take(&mut self.light_part);
+        let excluded = core::mem::take(&mut self.excluded);
+        self.resumed_at = 0;
         if whole && self.at_start {
-            self.segment_ended(false, calls, t - self.segment_t.min(t));
+            let length = (t - self.segment_t.min(t)).saturating_sub(excluded);
+            self.segment_ended(light_part, calls, length);
         } else {
             self.first = None;
         }
         self.at_start = false;
     }
 
-    /// A timed segment of `calls` calls ended, `length` ns long: the
-    /// first of a pair, or the second, which is learned from.
-    fn segment_ended(&mut self, light: bool, calls: u32, length: u64) {
+    /// A timed segment of `calls` calls, the first `light` of them light,
+    /// ended `length` ns long: the first of a pair, or the second, which
+    /// is learned from.
+    fn segment_ended(&mut self, light: u32, calls: u32, length: u64) {
         match self.first.take() {
             Some((first_light, first_calls, first_length))
-                if first_light != light && first_calls == calls =>
+                if (first_light == 0) != (light == 0) && first_calls == calls =>
             {
-                let (full, light) = if light {
-                    (first_length, length)
+                let (full, light_length, l) = if light > 0 {
+                    (first_length, length, light)
                 } else {
-                    (length, first_length)
+                    (length, first_length, first_light)
                 };
-                // Per call, in a window's units: one mean for both.
-                let diff = (full as i64 - light as i64) * i64::from(WINDOW) / i64::from(calls);
-                self.learn_diff(Kind::Segment, diff);
+                let kind = if l == calls {
+                    Kind::Segment
+                } else {
+                    Kind::Partial
+                };
+                self.learn_diff(kind, l, full as i64 - light_length as i64);
             }
             Some(_) => {}
             None => self.first = Some((light, calls, length)),
@@ -687,6 +747,9 @@ impl Probe {
     fn window(&mut self, t: u64, cost: Cost, light: u64) -> bool {
         match self.phase {
             Phase::Full | Phase::Timed => {
+                if self.resumed_at != 0 {
+                    self.resume(t);
+                }
                 self.calls += 1;
                 if self.calls == WINDOW {
                     return self.full_window_done(t, cost, light);
@@ -708,6 +771,15 @@ impl Probe {
             Phase::Light => {}
         }
         false
+    }
+
+    /// The first full call of a partial segment, its clock read at `t`:
+    /// the replay since its light part ended is no time of the program's.
+    #[cold]
+    #[inline(never)]
+    fn resume(&mut self, t: u64) {
+        self.excluded = t.saturating_sub(self.resumed_at);
+        self.resumed_at = 0;
     }
 
     /// A full window ended at `t`: the next begins, light when one is due.
@@ -830,9 +902,19 @@ impl Probe {
         // The window's first call was counted by its enter.
         self.segment_calls = self.segment_calls.saturating_add(calls.saturating_sub(1));
         let at_start = core::mem::take(&mut self.at_start);
-        if at_start && !open && calls < WINDOW && next != Some(self.key) {
+        if at_start && !open && calls == self.light_len && calls < WINDOW && next == Some(self.key)
+        {
+            // The light part of a partial segment: the segment goes on,
+            // full and timed, to the action that ends it (this call is
+            // its next).
+            self.phase = Phase::Timed;
+            self.calls = calls - 1;
+            self.light_part = calls;
+            self.at_start = true;
+            self.resumed_at = t;
+        } else if at_start && !open && calls < WINDOW && next != Some(self.key) {
             // A light segment, ended by the action after it.
-            self.segment_ended(true, calls, t - self.segment_t.min(t));
+            self.segment_ended(calls, calls, t - self.segment_t.min(t));
         } else if calls == self.light_len && !open && next == Some(self.key) && !at_start {
             self.learn(t - self.window_t);
         } else {
@@ -888,12 +970,11 @@ impl Probe {
     /// Learns from a window pair whose light window, of `light_len`
     /// calls, was `light_window` ns long.
     fn learn(&mut self, light_window: u64) {
-        if self.light_len == WINDOW {
-            self.learn_diff(Kind::Long, self.full_window as i64 - light_window as i64);
-        } else {
-            let full = self.full_window * u64::from(self.light_len) / u64::from(WINDOW);
-            self.learn_diff(Kind::Short, full as i64 - light_window as i64);
-        }
+        let l = self.light_len;
+        // The full window's time for as many calls.
+        let full = self.full_window * u64::from(l) / u64::from(WINDOW);
+        let kind = if l == WINDOW { Kind::Long } else { Kind::Short };
+        self.learn_diff(kind, l, full as i64 - light_window as i64);
     }
 
     /// Whether the probed region's first [`SAMPLES`] pairs are still being
@@ -903,11 +984,13 @@ impl Probe {
         self.means[self.slot].iter().map(|m| m.samples).sum::<u64>() < SAMPLES as u64
     }
 
-    /// Learns from `T_full − T_light` of a window pair of `kind` (a
-    /// segment pair's scaled to a window).
-    fn learn_diff(&mut self, kind: Kind, diff: i64) {
+    /// Learns from `T_full − T_light` of a pair of `kind` whose light
+    /// side made `l` calls light.
+    fn learn_diff(&mut self, kind: Kind, l: u32, diff: i64) {
         // R1: a cost measured directly (here, in the running program).
-        self.means[self.slot][kind as usize].add(diff);
+        if self.means[self.slot][kind as usize].add(diff) {
+            self.fits[self.slot].add(l, diff);
+        }
         self.windows += 1;
         if let Some(per_call) = self.full_less_light() {
             // The full pair in this program, less what the start-up
@@ -920,20 +1003,23 @@ impl Probe {
     }
 
     /// What a full call costs the program more than a light one, ns,
-    /// once enough pairs are in: from both kinds of window pair, the end
-    /// effect cancelled ([`Kind`]); else from the long windows and the
-    /// segments together.
+    /// once enough pairs are in: the slope of the line through them, the
+    /// end effect cancelled ([`Kind`]), once pairs of two light lengths
+    /// are in; before, the mean difference per light call.
     fn full_less_light(&self) -> Option<i64> {
-        let [long, short, segment] = &self.means[self.slot];
-        let enough = |m: &Mean| m.samples >= u64::from(MIN_SAMPLES);
-        if enough(long) && enough(short) {
-            let (l, s) = (long.mean()?, short.mean()?);
-            return Some((l - s) / i64::from(WINDOW - SHORT));
-        }
-        let samples = long.samples + segment.samples;
-        let kept = long.kept + segment.kept;
-        (samples >= u64::from(MIN_SAMPLES) && kept > 0)
-            .then(|| (long.sum + segment.sum) / kept as i64 / i64::from(WINDOW))
+        let [long, short, segment, partial] = &self.means[self.slot];
+        let enough = |m: &Mean| m.kept >= u64::from(MIN_SAMPLES);
+        let fit = &self.fits[self.slot];
+        let per_call = if (enough(long) && enough(short)) || (enough(segment) && enough(partial)) {
+            fit.slope()
+        } else if self.means[self.slot].iter().map(|m| m.samples).sum::<u64>()
+            >= u64::from(MIN_SAMPLES)
+        {
+            fit.per_light_call()
+        } else {
+            None
+        };
+        per_call.map(|x| x.round() as i64)
     }
 
     fn remember(&mut self, surplus: i64) {
@@ -1043,6 +1129,7 @@ impl Probe {
     fn begin_windows(&mut self) {
         self.fresh = false;
         self.means[self.slot] = [Mean::new(); KINDS];
+        self.fits[self.slot] = Fit::new();
         self.short_next = false;
         self.fulls_since_light = 0;
         self.segments_since_pair = 0;
@@ -1052,6 +1139,8 @@ impl Probe {
 
     fn restart(&mut self) {
         self.streak = 0;
+        self.light_part = 0;
+        self.resumed_at = 0;
         self.phase = Phase::Idle;
         self.calls = 0;
         self.exit_t = u64::MAX;
@@ -1073,20 +1162,19 @@ impl Probe {
     }
 }
 
-/// The mean of window differences, leaving out those far from the recent
-/// median.
+/// A kind of pair's recent differences, which tell its outliers.
 ///
-/// The mean, not the median: what the pairs add to the run is their mean
-/// cost, and window lengths are skewed (a full window's mean is several ns
-/// a call above its median here). Only a difference far from the recent
-/// median is left out ([`OUTLIER`]): a window the thread was preempted in,
-/// or one a long interrupt took, which are no cost of the pair; and none
-/// is kept before the [`MIN_SAMPLES`]th, when the median cannot tell.
+/// Every pair is kept but one far from the recent median ([`OUTLIER`]):
+/// a window the thread was preempted in, or one a long interrupt took,
+/// which are no cost of the pair; and none before the [`MIN_SAMPLES`]th,
+/// when the median cannot tell. The kept ones go into a [`Fit`], which
+/// takes their mean, not their median: what the pairs add to the run is
+/// their mean cost, and window lengths are skewed (a full window's mean
+/// is several ns a call above its median here).
 #[derive(Clone, Copy, Debug)]
 struct Mean {
     recent: [i64; SAMPLES],
     samples: u64,
-    sum: i64,
     kept: u64,
 }
 
@@ -1095,18 +1183,18 @@ impl Mean {
         Mean {
             recent: [0; SAMPLES],
             samples: 0,
-            sum: 0,
             kept: 0,
         }
     }
 
-    fn add(&mut self, diff: i64) {
+    /// Adds a difference; `true` when it is kept.
+    fn add(&mut self, diff: i64) -> bool {
         self.recent[(self.samples % SAMPLES as u64) as usize] = diff;
         self.samples += 1;
         if self.samples < u64::from(MIN_SAMPLES) {
             // Too few for a median that tells an outlier: a window
             // preempted among the first would stay in the mean for good.
-            return;
+            return false;
         }
         let n = (self.samples as usize).min(SAMPLES);
         let mut recent = self.recent;
@@ -1114,14 +1202,55 @@ impl Mean {
         recent.sort_unstable();
         let median = recent[n / 2];
         // R1: only the pairs' own cost is charged.
-        if (diff - median).abs() <= 2 * median.abs() + OUTLIER {
-            self.sum = self.sum.saturating_add(diff);
-            self.kept += 1;
+        let kept = (diff - median).abs() <= 2 * median.abs() + OUTLIER;
+        self.kept += u64::from(kept);
+        kept
+    }
+}
+
+/// The least-squares line `difference = l × (full − light) − tail`
+/// through the kept pairs, `l` the calls a pair's light side made light
+/// ([`Kind`]): sums of `l`, the difference, and their squares and
+/// product.
+#[derive(Clone, Copy, Debug)]
+struct Fit {
+    n: f64,
+    l: f64,
+    d: f64,
+    ll: f64,
+    ld: f64,
+}
+
+impl Fit {
+    const fn new() -> Fit {
+        Fit {
+            n: 0.0,
+            l: 0.0,
+            d: 0.0,
+            ll: 0.0,
+            ld: 0.0,
         }
     }
 
-    fn mean(&self) -> Option<i64> {
-        (self.kept > 0).then(|| self.sum / self.kept as i64)
+    fn add(&mut self, l: u32, diff: i64) {
+        let (l, d) = (f64::from(l), diff as f64);
+        self.n += 1.0;
+        self.l += l;
+        self.d += d;
+        self.ll += l * l;
+        self.ld += l * d;
+    }
+
+    /// The slope, `full − light` per call with the tail taken out (`None`
+    /// while every pair made as many calls light).
+    fn slope(&self) -> Option<f64> {
+        let spread = self.n * self.ll - self.l * self.l;
+        (spread > 0.5 * self.n * self.n).then(|| (self.n * self.ld - self.l * self.d) / spread)
+    }
+
+    /// The mean difference per light call (the tail left in).
+    fn per_light_call(&self) -> Option<f64> {
+        (self.l > 0.0).then(|| self.d / self.l)
     }
 }
 
