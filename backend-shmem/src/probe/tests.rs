@@ -241,6 +241,17 @@ fn drive_segments(
 fn drive_segments_with_tail(
     segments: u64,
     calls: u32,
+    times: (u64, u64, u64),
+    tail: u64,
+    extra: impl Fn(u64) -> u64,
+) -> Probe {
+    drive_varied_segments(segments, |_| calls, times, tail, extra)
+}
+
+/// [`drive_segments_with_tail`] with segment `k` made of `calls(k)` calls.
+fn drive_varied_segments(
+    segments: u64,
+    calls: impl Fn(u64) -> u32,
     (full, light, gap): (u64, u64, u64),
     tail: u64,
     extra: impl Fn(u64) -> u64,
@@ -248,7 +259,7 @@ fn drive_segments_with_tail(
     let mut p = Probe::new();
     let (mut t, mut last) = (1_000u64, 0u64);
     for k in 0..segments {
-        for _ in 0..calls {
+        for _ in 0..calls(k) {
             let times = (full + extra(k), light + extra(k), tail);
             leaf_call(&mut p, &mut t, &mut last, times);
         }
@@ -289,6 +300,23 @@ fn what_the_read_after_light_calls_waits_for_is_not_taken_off_the_pair() {
     // One call between actions cannot be split: the tail stays in.
     let p = drive_segments_with_tail(20_000, 1, (160, 50, 300), 200, |_| 0);
     assert_eq!(p.surplus, 115 - 80 - 200);
+}
+
+#[test]
+fn segments_of_irregular_lengths_still_cancel_the_tail() {
+    // Three to six calls between actions, drawn at random (splitmix64 of
+    // the segment's index): a partial segment's light half is taken from
+    // the last segment's length, which is often not its own; every pair
+    // still has `l` light calls of `n`, and the line through them keeps
+    // the tail out.
+    let calls = |k: u64| {
+        let mut z = k.wrapping_add(1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        3 + ((z ^ (z >> 31)) >> 62) as u32
+    };
+    let p = drive_varied_segments(60_000, calls, (160, 50, 300), 200, |_| 0);
+    assert!(p.windows > 100, "{} pairs", p.windows);
 }
 
 #[test]
