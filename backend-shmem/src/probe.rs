@@ -70,10 +70,11 @@
 //! alternates two kinds of segment biases neither). The action that ends
 //! a light segment waits at its clock read for what the light calls left
 //! in flight, as a streak's next call does; so every other light segment
-//! is light for its first half only (half the last segment's calls), then
-//! full and timed to its end, its light part ended by its next call's
-//! read (the replay of the light calls, between that read and the next,
-//! is left out of its length). Each pair gives `(l, T_full − T_light)`,
+//! is full for the first half of the last segment's calls (rounded up),
+//! then light to its end. A light segment's first light call reads the
+//! clock, whether it is the segment's first call or the one after its
+//! full half, and turns light by the same code, so that the two kinds
+//! differ in their light calls only. Each pair gives `(l, T_full − T_light)`,
 //! `l` the calls its light segment made light, to the same line as the
 //! windows'. A pair is taken at the same rate as light windows are (every
 //! segment during the first [`SAMPLES`], then one in [`LIGHT_EVERY`]); a
@@ -99,16 +100,19 @@ pub const SHORT: u32 = WINDOW / 2;
 /// called a few times is not worth a light window.
 pub const WARMUP: u32 = 256;
 
-/// Window pairs whose median decides what is an outlier.
+/// Recent pairs of one kind whose median decides what is an outlier;
+/// also the pairs taken at every chance before one in [`LIGHT_EVERY`].
 pub const SAMPLES: usize = 31;
 
-/// How far a window pair's difference may lie from the recent median
+/// How far a pair's difference may lie from its kind's recent median
 /// beyond twice the median itself, ns: more is a preemption or a long
-/// interrupt in one of the windows, left out of the mean (ordinary
+/// interrupt in one of its windows, left out of the line (ordinary
 /// interrupts of a few µs stay in: the program pays them too).
 pub const OUTLIER: i64 = 10_000;
 
-/// Window pairs needed before the figure is charged.
+/// Pairs before the figure is charged; and pairs kept of each of two
+/// light lengths before the line's slope is (until then, the mean
+/// difference a light call).
 pub const MIN_SAMPLES: u32 = 5;
 
 /// Full windows between two light ones once [`SAMPLES`] pairs were taken.
@@ -154,7 +158,7 @@ impl Path {
 pub const PATHS: usize = 3;
 
 /// What kind of comparison a pair's difference comes from (each kind
-/// has its own recent median, which tells its outliers, [`Mean`]).
+/// has its own recent median, which tells its outliers, [`Recent`]).
 ///
 /// The clock read that ends light calls (the region's next call, a full
 /// one, or the action after a light segment) waits for the work they
@@ -164,11 +168,14 @@ pub const PATHS: usize = 3;
 /// `T_full − T_light` is `l × (full − light) − tail`, `tail` the
 /// program's, not the pair's. Every other light window of a streak is
 /// [`SHORT`] calls long (compared with half the full window before it),
-/// and every other light segment is light for about its first half only,
-/// then full; a least-squares line through the pairs' `(l, difference)`
-/// then has `full − light` for its slope and the tail cancels ([`Fit`];
-/// seed 004 §II.A.1: the overhead is what the measured calls add, here
-/// with the end effect of the light calls taken out).
+/// and every other light segment is full for the first half of the last
+/// segment's calls (rounded up), then light; both kinds of light
+/// segment turn light at a call that read the clock, by the same code
+/// (`turn_light`), so that they differ in their light calls only. A
+/// least-squares line through the pairs' `(l, difference)` then has
+/// `full − light` for its slope and the tail cancels ([`Fit`]; DESIGN
+/// R1, seed 000 §2 and 001 eq. 1: a cost measured directly, here with
+/// the end effect of the light calls taken out).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
 enum Kind {
@@ -178,7 +185,7 @@ enum Kind {
     Short = 1,
     /// A pair of segments, every call of the light one light.
     Segment = 2,
-    /// A pair of segments, the light one light for its first calls only.
+    /// A pair of segments, the light one light for its last calls only.
     Partial = 3,
 }
 
@@ -210,6 +217,15 @@ pub struct Call {
     pub site: u32,
     /// The path.
     pub path: Path,
+}
+
+/// A timed segment that ended: its calls, the last `light` of them
+/// light (0: a full one), and its length, ns.
+#[derive(Clone, Copy, Debug)]
+struct Timed {
+    light: u32,
+    calls: u32,
+    length: u64,
 }
 
 /// What the first call of a segment begins.
@@ -288,21 +304,16 @@ pub struct Probe {
     fulls_since_light: u32,
     /// Per slot (the probed region's and the kept one's, [`Saved`]) and
     /// [`Kind`]: `T_full − T_light` of every pair, for its outliers.
-    means: [[Mean; KINDS]; 2],
+    means: [[Recent; KINDS]; 2],
     /// Per slot: the line through every pair kept.
     fits: [Fit; 2],
-    /// Light calls of the timed segment under way (0: a full one; more:
-    /// a partial one, light for its first calls).
-    light_part: u32,
+    /// The call count at which the timed segment under way turns light
+    /// (a partial segment, [`Kind`]; 0: never).
+    light_from: u32,
+    /// Full calls the light segment under way made before its light part.
+    full_part: u32,
     /// Whether the next light segment is a partial one.
     partial_next: bool,
-    /// The clock read that ended a partial segment's light part, until
-    /// its next call's read (0: none under way).
-    resumed_at: u64,
-    /// Time left out of the timed segment under way: between the read
-    /// that ended its light part and its next call's read, the replay of
-    /// the light calls (charged as overhead, no time of the program's).
-    excluded: u64,
     /// The light window under way: its calls at most ([`WINDOW`], or
     /// [`SHORT`] for every other one of a streak).
     light_len: u32,
@@ -343,8 +354,8 @@ pub struct Probe {
     /// Chooses which of a pair of segments is light: pseudo-random
     /// (xorshift), so that no period of the program's lines up with it.
     order: u32,
-    /// The first segment of a pair: (light calls, calls, length ns).
-    first: Option<(u32, u32, u64)>,
+    /// The first segment of a pair, until the second ends.
+    first: Option<Timed>,
     /// Window pairs compared (segment pairs among them).
     pub windows: u64,
     /// Light windows ended early by another action, or light segments
@@ -357,7 +368,7 @@ pub struct Probe {
 const NONE: u32 = u32::MAX;
 
 /// A probed region's statistics, kept while another is probed (its
-/// window differences stay in their slot of `Probe::means`).
+/// pairs stay in their slot of `Probe::means` and `Probe::fits`).
 #[derive(Clone, Copy, Debug)]
 struct Saved {
     key: u64,
@@ -370,7 +381,7 @@ struct Saved {
     inclusive_n: u64,
     fulls_since_light: u32,
     segments_since_pair: u32,
-    first: Option<(u32, u32, u64)>,
+    first: Option<Timed>,
     segment_calls: u32,
     last_segment: u32,
     surplus: i64,
@@ -439,12 +450,11 @@ impl Probe {
             light: 0,
             full_window: 0,
             fulls_since_light: 0,
-            means: [[Mean::new(); KINDS]; 2],
+            means: [[Recent::new(); KINDS]; 2],
             fits: [Fit::new(); 2],
-            light_part: 0,
+            light_from: 0,
+            full_part: 0,
             partial_next: false,
-            resumed_at: 0,
-            excluded: 0,
             light_len: WINDOW,
             short_next: false,
             slot: 0,
@@ -583,12 +593,16 @@ impl Probe {
             }
             return (Enter::Full(self.charge(cost)), t);
         };
-        if start == Start::Light {
-            // A light segment's first call reads no clock either: it is
-            // timed from `last`, as a full one is.
-            return (Enter::Light, last);
-        }
         let t = now();
+        if start == Start::Light {
+            // A light segment's first call reads the clock and turns
+            // light by the same code as the call where a partial segment
+            // turns light (`Kind`), so that the two differ in their light
+            // calls only; the segment is timed from `last`, as a full one
+            // is.
+            self.turn_light(t, self.light);
+            return (Enter::Light, t);
+        }
         if start == Start::Timed {
             self.window_t = t;
         }
@@ -610,7 +624,7 @@ impl Probe {
         }
         self.phase = Phase::Idle;
         self.calls = 0;
-        self.resumed_at = 0;
+        self.light_from = 0;
         self.last_segment = self.segment_calls;
         self.segment_calls = 1;
         if self.streak < WARMUP {
@@ -644,7 +658,7 @@ impl Probe {
         }
         let make_light = match self.first {
             // The second of a pair: the other kind.
-            Some((light, _, _)) => light == 0,
+            Some(first) => first.light == 0,
             None => {
                 self.segments_since_pair += 1;
                 let due = self.sampling() || self.segments_since_pair >= LIGHT_EVERY;
@@ -664,21 +678,22 @@ impl Probe {
         self.at_start = true;
         // Timed from the last event before it (the other action's last
         // clock read): the first call's enter, its clock read included, is
-        // inside a full segment as every later call's is, and a light
-        // segment's first call reads none — n enters and n exits of each
-        // kind.
+        // inside a full segment as every later call's is.
         self.segment_t = last;
+        self.full_part = 0;
         if make_light && self.inclusive_n > 0 {
-            // Every other one light for the first half of the last
-            // segment's calls only, then full ([`Kind`]).
+            // Every other one full for the first half of the last
+            // segment's calls (rounded up), then light; the other light
+            // from its first call ([`Kind`]).
             self.partial_next = !self.partial_next;
-            let half = self.last_segment / 2;
-            let len = if self.partial_next && half > 0 {
-                half
-            } else {
-                WINDOW
-            };
-            self.start_light(last, light, len);
+            if self.partial_next && self.last_segment >= 2 {
+                self.phase = Phase::Timed;
+                self.calls = 0;
+                self.light_from = self.last_segment - self.last_segment / 2;
+                return Start::Timed;
+            }
+            self.calls = 0;
+            self.light = light;
             return Start::Light;
         }
         if make_light {
@@ -689,8 +704,7 @@ impl Probe {
         }
         self.phase = Phase::Timed;
         self.calls = 0;
-        self.light_part = 0;
-        self.excluded = 0;
+        self.light_from = 0;
         Start::Timed
     }
 
@@ -704,40 +718,40 @@ impl Probe {
         self.phase = Phase::Idle;
         let calls = self.calls + 1;
         self.calls = 0;
-        let light_part = core::mem::take(&mut self.light_part);
-        let excluded = core::mem::take(&mut self.excluded);
-        self.resumed_at = 0;
+        self.light_from = 0;
         if whole && self.at_start {
-            let length = (t - self.segment_t.min(t)).saturating_sub(excluded);
-            self.segment_ended(light_part, calls, length);
+            self.segment_ended(0, calls, t - self.segment_t.min(t));
         } else {
             self.first = None;
         }
         self.at_start = false;
     }
 
-    /// A timed segment of `calls` calls, the first `light` of them light,
+    /// A timed segment of `calls` calls, the last `light` of them light,
     /// ended `length` ns long: the first of a pair, or the second, which
     /// is learned from.
     fn segment_ended(&mut self, light: u32, calls: u32, length: u64) {
+        let this = Timed {
+            light,
+            calls,
+            length,
+        };
         match self.first.take() {
-            Some((first_light, first_calls, first_length))
-                if (first_light == 0) != (light == 0) && first_calls == calls =>
-            {
-                let (full, light_length, l) = if light > 0 {
-                    (first_length, length, light)
+            Some(first) if (first.light == 0) != (light == 0) && first.calls == calls => {
+                let (full, light) = if light > 0 {
+                    (first, this)
                 } else {
-                    (length, first_length, first_light)
+                    (this, first)
                 };
-                let kind = if l == calls {
+                let kind = if light.light == calls {
                     Kind::Segment
                 } else {
                     Kind::Partial
                 };
-                self.learn_diff(kind, l, full as i64 - light_length as i64);
+                self.learn_diff(kind, light.light, full.length as i64 - light.length as i64);
             }
             Some(_) => {}
-            None => self.first = Some((light, calls, length)),
+            None => self.first = Some(this),
         }
     }
 
@@ -747,10 +761,10 @@ impl Probe {
     fn window(&mut self, t: u64, cost: Cost, light: u64) -> bool {
         match self.phase {
             Phase::Full | Phase::Timed => {
-                if self.resumed_at != 0 {
-                    self.resume(t);
-                }
                 self.calls += 1;
+                if self.calls == self.light_from {
+                    return self.turn_light(t, light);
+                }
                 if self.calls == WINDOW {
                     return self.full_window_done(t, cost, light);
                 }
@@ -773,13 +787,17 @@ impl Probe {
         false
     }
 
-    /// The first full call of a partial segment, its clock read at `t`:
-    /// the replay since its light part ended is no time of the program's.
+    /// A light segment's call at clock read `t` after its full part (none
+    /// for a segment light from its first call): it and the segment's
+    /// later calls are light, charged `light` a pair.
     #[cold]
     #[inline(never)]
-    fn resume(&mut self, t: u64) {
-        self.excluded = t.saturating_sub(self.resumed_at);
-        self.resumed_at = 0;
+    fn turn_light(&mut self, t: u64, light: u64) -> bool {
+        self.full_part = self.calls;
+        self.light_from = 0;
+        self.phase = Phase::Idle;
+        self.start_light(t, light, WINDOW);
+        true
     }
 
     /// A full window ended at `t`: the next begins, light when one is due.
@@ -902,19 +920,11 @@ impl Probe {
         // The window's first call was counted by its enter.
         self.segment_calls = self.segment_calls.saturating_add(calls.saturating_sub(1));
         let at_start = core::mem::take(&mut self.at_start);
-        if at_start && !open && calls == self.light_len && calls < WINDOW && next == Some(self.key)
-        {
-            // The light part of a partial segment: the segment goes on,
-            // full and timed, to the action that ends it (this call is
-            // its next).
-            self.phase = Phase::Timed;
-            self.calls = calls - 1;
-            self.light_part = calls;
-            self.at_start = true;
-            self.resumed_at = t;
-        } else if at_start && !open && calls < WINDOW && next != Some(self.key) {
-            // A light segment, ended by the action after it.
-            self.segment_ended(calls, calls, t - self.segment_t.min(t));
+        let full_part = core::mem::take(&mut self.full_part);
+        if at_start && !open && calls < WINDOW && next != Some(self.key) {
+            // A light segment (a partial one after its full part), ended
+            // by the action after it.
+            self.segment_ended(calls, full_part + calls, t - self.segment_t.min(t));
         } else if calls == self.light_len && !open && next == Some(self.key) && !at_start {
             self.learn(t - self.window_t);
         } else {
@@ -1008,10 +1018,11 @@ impl Probe {
     /// are in; before, the mean difference per light call.
     fn full_less_light(&self) -> Option<i64> {
         let [long, short, segment, partial] = &self.means[self.slot];
-        let enough = |m: &Mean| m.kept >= u64::from(MIN_SAMPLES);
+        let enough = |m: &Recent| m.kept >= u64::from(MIN_SAMPLES);
         let fit = &self.fits[self.slot];
-        let per_call = if (enough(long) && enough(short)) || (enough(segment) && enough(partial)) {
-            fit.slope()
+        let two_lengths = (enough(long) && enough(short)) || (enough(segment) && enough(partial));
+        let per_call = if two_lengths && let Some(slope) = fit.slope() {
+            Some(slope)
         } else if self.means[self.slot].iter().map(|m| m.samples).sum::<u64>()
             >= u64::from(MIN_SAMPLES)
         {
@@ -1128,7 +1139,7 @@ impl Probe {
     #[cold]
     fn begin_windows(&mut self) {
         self.fresh = false;
-        self.means[self.slot] = [Mean::new(); KINDS];
+        self.means[self.slot] = [Recent::new(); KINDS];
         self.fits[self.slot] = Fit::new();
         self.short_next = false;
         self.fulls_since_light = 0;
@@ -1139,8 +1150,8 @@ impl Probe {
 
     fn restart(&mut self) {
         self.streak = 0;
-        self.light_part = 0;
-        self.resumed_at = 0;
+        self.light_from = 0;
+        self.full_part = 0;
         self.phase = Phase::Idle;
         self.calls = 0;
         self.exit_t = u64::MAX;
@@ -1172,15 +1183,15 @@ impl Probe {
 /// their mean cost, and window lengths are skewed (a full window's mean
 /// is several ns a call above its median here).
 #[derive(Clone, Copy, Debug)]
-struct Mean {
+struct Recent {
     recent: [i64; SAMPLES],
     samples: u64,
     kept: u64,
 }
 
-impl Mean {
-    const fn new() -> Mean {
-        Mean {
+impl Recent {
+    const fn new() -> Recent {
+        Recent {
             recent: [0; SAMPLES],
             samples: 0,
             kept: 0,
@@ -1242,10 +1253,12 @@ impl Fit {
     }
 
     /// The slope, `full − light` per call with the tail taken out (`None`
-    /// while every pair made as many calls light).
+    /// while the pairs' light lengths hardly differ: their variance, the
+    /// spread over `n²`, below 0.01 call²; two-call segments, `l` 1 or 2,
+    /// have 0.25).
     fn slope(&self) -> Option<f64> {
         let spread = self.n * self.ll - self.l * self.l;
-        (spread > 0.5 * self.n * self.n).then(|| (self.n * self.ld - self.l * self.d) / spread)
+        (spread > 0.01 * self.n * self.n).then(|| (self.n * self.ld - self.l * self.d) / spread)
     }
 
     /// The mean difference per light call (the tail left in).

@@ -172,7 +172,7 @@ fn a_hot_leaf_between_other_actions_is_costed_by_segments_and_every_call_counted
     check_counts(&report);
     let entry = online_entry(&report, "leaf");
     // Pairs of four-call segments, one of them light (every other one
-    // for its first two calls only): no light window of a streak could
+    // only for its last two calls): no light window of a streak could
     // have formed.
     assert!(n(entry, "windows") > 0, "{entry}");
     let light = n(entry, "light_calls");

@@ -211,7 +211,9 @@ fn settle(p: &mut Probe, t: u64, last: u64, tail: u64) -> u64 {
         let t = t + tail;
         let e = p.end_light(t, None).expect("not forced");
         assert!(!e.open);
-        p.replayed(e.end);
+        // As `ThreadState::end_light`: the streak goes on from the last
+        // replayed exit.
+        p.replayed(e.start + u64::from(e.calls - 1) * e.spacing + e.inclusive);
         return t;
     }
     if p.due() {
@@ -297,6 +299,9 @@ fn what_the_read_after_light_calls_waits_for_is_not_taken_off_the_pair() {
     let p = drive_segments_with_tail(20_000, 4, (160, 50, 300), 200, |_| 0);
     assert_eq!(p.surplus, 115 - 80);
     assert_eq!(p.aborted, 0);
+    // Two calls: the light lengths 1 and 2 are still told apart.
+    let p = drive_segments_with_tail(20_000, 2, (160, 50, 300), 200, |_| 0);
+    assert_eq!(p.surplus, 115 - 80);
     // One call between actions cannot be split: the tail stays in.
     let p = drive_segments_with_tail(20_000, 1, (160, 50, 300), 200, |_| 0);
     assert_eq!(p.surplus, 115 - 80 - 200);
@@ -317,6 +322,7 @@ fn segments_of_irregular_lengths_still_cancel_the_tail() {
     };
     let p = drive_varied_segments(60_000, calls, (160, 50, 300), 200, |_| 0);
     assert!(p.windows > 100, "{} pairs", p.windows);
+    assert_eq!(p.surplus, 115 - 80);
 }
 
 #[test]
@@ -445,10 +451,10 @@ fn the_first_light_call_is_first_light() {
     assert!(drive(FIRST_LIGHT + 1, 160, 50, 60).0.is_light());
 }
 
-/// The mean of the differences `Mean` keeps, as the probe's `Fit`
+/// The mean of the differences `Recent` keeps, as the probe's `Fit`
 /// takes them.
 fn kept_mean(diffs: impl IntoIterator<Item = i64>) -> Option<i64> {
-    let (mut m, mut fit) = (Mean::new(), Fit::new());
+    let (mut m, mut fit) = (Recent::new(), Fit::new());
     for d in diffs {
         if m.add(d) {
             fit.add(1, d);
