@@ -100,6 +100,7 @@ NOHOOK static void *work(void *arg) {
                 heisen_region_exit(phase);
                 w->hooked += now_ns() - t0;
             } else {
+                pthread_barrier_wait(&plain_barrier);
                 uint64_t t0 = now_ns();
                 for (long i = 0; i < calls[w->id]; i++) plain_sum += plain_twig((uint32_t)(i + step));
                 pthread_barrier_wait(&plain_barrier);
