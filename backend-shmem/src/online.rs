@@ -111,7 +111,7 @@ impl ThreadState {
         };
         let last = self.kernel.last_measured();
         // The enter's clock read (`ThreadState::now`), taken by the probe
-        // unless the call begins a light segment.
+        // unless the call is a light segment's first light call.
         let now = || rt.now().max(last);
         let call = probe::Call { region, site, path };
         match self.probe.on_enter(call, last, cost, light, now) {

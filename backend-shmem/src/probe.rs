@@ -71,10 +71,12 @@
 //! a light segment waits at its clock read for what the light calls left
 //! in flight, as a streak's next call does; so every other light segment
 //! is full for the first half of the last segment's calls (rounded up),
-//! then light to its end. A light segment's first light call reads the
-//! clock, whether it is the segment's first call or the one after its
-//! full half, and turns light by the same code, so that the two kinds
-//! differ in their light calls only. Each pair gives `(l, T_full − T_light)`,
+//! then light to its end. Neither kind's first light call reads the
+//! clock (the segment is timed from the last event's read before it, and
+//! a partial one's full half ended at its last exit's), so the two kinds
+//! differ in their light calls only (a read there would stay in the
+//! figure of one-call segments, which cannot be split). Each pair gives
+//! `(l, T_full − T_light)`,
 //! `l` the calls its light segment made light, to the same line as the
 //! windows'. A pair is taken at the same rate as light windows are (every
 //! segment during the first [`SAMPLES`], then one in [`LIGHT_EVERY`]); a
@@ -172,9 +174,9 @@ pub const PATHS: usize = 3;
 /// program's, not the pair's. Every other light window of a streak is
 /// [`SHORT`] calls long (compared with half the full window before it),
 /// and every other light segment is full for the first half of the last
-/// segment's calls (rounded up), then light; both kinds of light
-/// segment turn light at a call that read the clock, by the same code
-/// (`turn_light`), so that they differ in their light calls only. A
+/// segment's calls (rounded up), then light; neither kind's first light
+/// call reads the clock (`turn_light`), so that they differ in their
+/// light calls only. A
 /// least-squares line through the pairs' `(l, difference)` then has
 /// `full − light` for its slope and the tail cancels ([`Fit`]; DESIGN
 /// R1, seed 000 §2 and 001 eq. 1: a cost measured directly, here with
@@ -207,7 +209,8 @@ enum Phase {
     Light = 2,
     /// A full window under way since `window_t` that began at a
     /// segment's first call and ends, timed, at the action that ends the
-    /// segment ([`Probe::end_timed`]).
+    /// segment ([`Probe::end_timed`]), or turns light at call
+    /// `light_from` (a partial segment, [`Kind`]).
     Timed = 3,
 }
 
@@ -238,7 +241,8 @@ enum Start {
     None,
     /// A light segment.
     Light,
-    /// A timed full segment.
+    /// A timed segment, full from its first call (partial: full for its
+    /// first `light_from` calls).
     Timed,
 }
 
@@ -585,6 +589,11 @@ impl Probe {
             // a segment begins.
             self.segment(last, cost, light)
         } else {
+            if self.light_from != 0 && self.calls + 1 == self.light_from {
+                // A partial segment's first light call: it reads no clock,
+                // as an all-light segment's first call does not (`Kind`).
+                return self.turn_light(last);
+            }
             let t = now();
             self.segment_calls = self.segment_calls.wrapping_add(1);
             if self.streak < WARMUP {
@@ -596,16 +605,12 @@ impl Probe {
             }
             return (Enter::Full(self.charge(cost)), t);
         };
-        let t = now();
         if start == Start::Light {
-            // A light segment's first call reads the clock and turns
-            // light by the same code as the call where a partial segment
-            // turns light (`Kind`), so that the two differ in their light
-            // calls only; the segment is timed from `last`, as a full one
-            // is.
-            self.turn_light(t, self.light);
-            return (Enter::Light, t);
+            // A light segment's first call reads no clock either: it is
+            // timed from `last`, as a full one is.
+            return (Enter::Light, last);
         }
+        let t = now();
         if start == Start::Timed {
             self.window_t = t;
         }
@@ -615,8 +620,9 @@ impl Probe {
     /// The first call of a segment, before its clock read: the window
     /// under way (which the other action ended, if it was timed) is
     /// dropped, the warm-up goes on, and a timed segment begins when a
-    /// pair is due, light (it begins at `last`, the last event's clock
-    /// read) or full (the caller sets its start to the call's read).
+    /// pair is due, timed from `last` (the last event's clock read): light
+    /// from this call, or full (for its first half only, when partial:
+    /// `light_from`).
     #[inline(always)]
     fn segment(&mut self, last: u64, cost: Cost, light: impl FnOnce() -> Option<u64>) -> Start {
         if self.phase == Phase::Timed {
@@ -693,10 +699,10 @@ impl Probe {
                 self.phase = Phase::Timed;
                 self.calls = 0;
                 self.light_from = self.last_segment - self.last_segment / 2;
+                self.light = light;
                 return Start::Timed;
             }
-            self.calls = 0;
-            self.light = light;
+            self.start_light(last, light, WINDOW);
             return Start::Light;
         }
         if make_light {
@@ -765,9 +771,6 @@ impl Probe {
         match self.phase {
             Phase::Full | Phase::Timed => {
                 self.calls += 1;
-                if self.calls == self.light_from {
-                    return self.turn_light(t, light);
-                }
                 if self.calls == WINDOW {
                     return self.full_window_done(t, cost, light);
                 }
@@ -790,17 +793,19 @@ impl Probe {
         false
     }
 
-    /// A light segment's call at clock read `t` after its full part (none
-    /// for a segment light from its first call): it and the segment's
-    /// later calls are light, charged `light` a pair.
+    /// A partial segment's first call after its full part, before any
+    /// clock read, the kernel's last measured time being `last` (the full
+    /// part's last exit): it and the segment's later calls are light,
+    /// charged the light pair the segment began with.
     #[cold]
     #[inline(never)]
-    fn turn_light(&mut self, t: u64, light: u64) -> bool {
-        self.full_part = self.calls;
+    fn turn_light(&mut self, last: u64) -> (Enter, u64) {
+        self.segment_calls = self.segment_calls.wrapping_add(1);
+        self.full_part = self.calls + 1;
         self.light_from = 0;
         self.phase = Phase::Idle;
-        self.start_light(t, light, WINDOW);
-        true
+        self.start_light(last, self.light, WINDOW);
+        (Enter::Light, last)
     }
 
     /// A full window ended at `t`: the next begins, light when one is due.

@@ -21,11 +21,13 @@
  * `phaseN` of the report, entered around worker N's instrumented steps
  * (the barrier included), gives their compensated time (`inclusive`, ns).
  * A plain step ends at a pthread barrier, an instrumented one at heisen's
- * (R8). Before an instrumented step, outside any timing, the two workers
- * meet once more at heisen's barrier: the plain steps merge nothing, so
- * without it the workers would enter an instrumented step with
- * compensated clocks as far apart as their delays, where the real run
- * starts them together.
+ * (R8). Before each step, outside any timing, the two workers meet once
+ * more: at heisen's barrier before an instrumented step (the plain steps
+ * merge nothing, so without it the workers would enter an instrumented
+ * step with compensated clocks as far apart as their delays, where the
+ * real run starts them together), at a pthread barrier before a plain
+ * one (so that both kinds of step start with the workers together, and
+ * neither holds a wake-up the other does not).
  */
 #include <heisen.h>
 #include <pthread.h>

@@ -54,7 +54,7 @@ impl Recent {
 
 /// The least-squares line `difference = l × (full − light) − tail`
 /// through the kept pairs, `l` the calls a pair's light side made light
-/// ([`Kind`]): sums of `l`, the difference, and their squares and
+/// (the probe's `Kind`): sums of `l`, the difference, and their squares and
 /// product.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Fit {

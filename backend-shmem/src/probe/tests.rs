@@ -178,7 +178,7 @@ fn leaf_call(p: &mut Probe, t: &mut u64, last: &mut u64, (full, light, tail): (u
             assert!(p.light_exit(7));
             return;
         }
-        // The light part of a partial segment ends at this call, as
+        // A light window that ran its length ends at this call, as
         // `ThreadState::enter_probed` ends it: replayed, then measured.
         *t += tail;
         let e = p.end_light(*t, Some(key(7, 0))).expect("not forced");
@@ -238,8 +238,7 @@ fn drive_segments(
 }
 
 /// [`drive_segments`], where a clock read right after light calls (the
-/// other action's, or a partial segment's first full call's) waits `tail`
-/// ns for the work they left in flight.
+/// other action's) waits `tail` ns for the work they left in flight.
 fn drive_segments_with_tail(
     segments: u64,
     calls: u32,
@@ -294,7 +293,7 @@ fn short_segments_between_other_actions_learn_the_pair() {
 fn what_the_read_after_light_calls_waits_for_is_not_taken_off_the_pair() {
     // After light calls the next clock read waits 200 ns for the work
     // they left in flight: every other light segment is light for its
-    // first half only, and the slope through both kinds takes the pair
+    // second half only, and the slope through both kinds takes the pair
     // without it (it would read 50 ns low a call over four calls).
     let p = drive_segments_with_tail(20_000, 4, (160, 50, 300), 200, |_| 0);
     assert_eq!(p.surplus, 115 - 80);
