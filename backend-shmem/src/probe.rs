@@ -209,8 +209,8 @@ enum Phase {
     Light = 2,
     /// A full window under way since `window_t` that began at a
     /// segment's first call and ends, timed, at the action that ends the
-    /// segment ([`Probe::end_timed`]), or turns light at call
-    /// `light_from` (a partial segment, [`Kind`]).
+    /// segment ([`Probe::end_timed`]), or turns light after
+    /// `light_at + 1` calls (a partial segment, [`Kind`]).
     Timed = 3,
 }
 
@@ -242,7 +242,7 @@ enum Start {
     /// A light segment.
     Light,
     /// A timed segment, full from its first call (partial: full for its
-    /// first `light_from` calls).
+    /// first `light_at + 1` calls).
     Timed,
 }
 
@@ -314,9 +314,10 @@ pub struct Probe {
     means: [[Recent; KINDS]; 2],
     /// Per slot: the line through every pair kept.
     fits: [Fit; 2],
-    /// The call count at which the timed segment under way turns light
-    /// (a partial segment, [`Kind`]; 0: never).
-    light_from: u32,
+    /// The value of `calls` at which the timed segment under way turns
+    /// light with its next call (a partial segment, [`Kind`]; [`NEVER`]:
+    /// never), so that a streak's call checks it with one compare.
+    light_at: u32,
     /// Full calls the light segment under way made before its light part.
     full_part: u32,
     /// Whether the next light segment is a partial one.
@@ -373,6 +374,9 @@ pub struct Probe {
 
 /// No probed region.
 const NONE: u32 = u32::MAX;
+
+/// No call of the segment under way turns it light (`Probe::light_at`).
+const NEVER: u32 = u32::MAX;
 
 /// A probed region's statistics, kept while another is probed (its
 /// pairs stay in their slot of `Probe::means` and `Probe::fits`).
@@ -459,7 +463,7 @@ impl Probe {
             fulls_since_light: 0,
             means: [[Recent::new(); KINDS]; 2],
             fits: [Fit::new(); 2],
-            light_from: 0,
+            light_at: NEVER,
             full_part: 0,
             partial_next: false,
             light_len: WINDOW,
@@ -589,7 +593,7 @@ impl Probe {
             // a segment begins.
             self.segment(last, cost, light)
         } else {
-            if self.light_from != 0 && self.calls + 1 == self.light_from {
+            if self.calls == self.light_at {
                 // A partial segment's first light call: it reads no clock,
                 // as an all-light segment's first call does not (`Kind`).
                 return self.turn_light(last);
@@ -622,7 +626,7 @@ impl Probe {
     /// dropped, the warm-up goes on, and a timed segment begins when a
     /// pair is due, timed from `last` (the last event's clock read): light
     /// from this call, or full (for its first half only, when partial:
-    /// `light_from`).
+    /// `light_at`).
     #[inline(always)]
     fn segment(&mut self, last: u64, cost: Cost, light: impl FnOnce() -> Option<u64>) -> Start {
         if self.phase == Phase::Timed {
@@ -633,7 +637,7 @@ impl Probe {
         }
         self.phase = Phase::Idle;
         self.calls = 0;
-        self.light_from = 0;
+        self.light_at = NEVER;
         self.last_segment = self.segment_calls;
         self.segment_calls = 1;
         if self.streak < WARMUP {
@@ -698,7 +702,8 @@ impl Probe {
             if self.partial_next && self.last_segment >= 2 {
                 self.phase = Phase::Timed;
                 self.calls = 0;
-                self.light_from = self.last_segment - self.last_segment / 2;
+                // Full for ceil(n/2) calls: light from the next.
+                self.light_at = self.last_segment - self.last_segment / 2 - 1;
                 self.light = light;
                 return Start::Timed;
             }
@@ -713,7 +718,7 @@ impl Probe {
         }
         self.phase = Phase::Timed;
         self.calls = 0;
-        self.light_from = 0;
+        self.light_at = NEVER;
         Start::Timed
     }
 
@@ -727,7 +732,7 @@ impl Probe {
         self.phase = Phase::Idle;
         let calls = self.calls + 1;
         self.calls = 0;
-        self.light_from = 0;
+        self.light_at = NEVER;
         if whole && self.at_start {
             self.segment_ended(0, calls, t - self.segment_t.min(t));
         } else {
@@ -802,7 +807,7 @@ impl Probe {
     fn turn_light(&mut self, last: u64) -> (Enter, u64) {
         self.segment_calls = self.segment_calls.wrapping_add(1);
         self.full_part = self.calls + 1;
-        self.light_from = 0;
+        self.light_at = NEVER;
         self.phase = Phase::Idle;
         self.start_light(last, self.light, WINDOW);
         (Enter::Light, last)
@@ -999,7 +1004,13 @@ impl Probe {
     /// taken (a pair at every chance), not one in [`LIGHT_EVERY`].
     #[inline(always)]
     fn sampling(&self) -> bool {
-        self.means[self.slot].iter().map(|m| m.samples).sum::<u64>() < SAMPLES as u64
+        self.samples() < SAMPLES as u64
+    }
+
+    /// Pairs of every kind taken of the probed region.
+    #[inline(always)]
+    fn samples(&self) -> u64 {
+        self.means[self.slot].iter().map(|m| m.samples).sum()
     }
 
     /// Learns from `T_full − T_light` of a pair of `kind` whose light
@@ -1031,9 +1042,7 @@ impl Probe {
         let two_lengths = (enough(long) && enough(short)) || (enough(segment) && enough(partial));
         let per_call = if two_lengths && let Some(slope) = fit.slope() {
             Some(slope)
-        } else if self.means[self.slot].iter().map(|m| m.samples).sum::<u64>()
-            >= u64::from(MIN_SAMPLES)
-        {
+        } else if self.samples() >= u64::from(MIN_SAMPLES) {
             fit.per_light_call()
         } else {
             None
@@ -1158,7 +1167,7 @@ impl Probe {
 
     fn restart(&mut self) {
         self.streak = 0;
-        self.light_from = 0;
+        self.light_at = NEVER;
         self.full_part = 0;
         self.phase = Phase::Idle;
         self.calls = 0;
