@@ -2,7 +2,7 @@
 //! 3; R5, 001 §3.2): R5 compares a sender's approximated release time with
 //! the receiver's clock, so the ranks' clocks must be comparable.
 //!
-//! - **One clock per node** ([`node_clock`]). Each process's own TSC clock
+//! - **One clock per node** (`node_clock`). Each process's own TSC clock
 //!   scales the TSC by its own calibration: measured here, two processes'
 //!   were 14–840 µs apart at start and drifted 80–190 ppm apart. So at
 //!   `MPI_Init` the node's first rank (the lowest world rank of the
@@ -192,7 +192,7 @@ fn now() -> u64 {
     heisen_shmem::runtime().now()
 }
 
-/// The rank that measures `rank` in the binomial tree of [`measure`]
+/// The rank that measures `rank` in the binomial tree of `measure`
 /// (rank minus its highest power of two), and the step at which it does.
 pub fn tree_parent(rank: c_int) -> Option<(c_int, c_int)> {
     (rank > 0).then(|| {

@@ -444,7 +444,7 @@ impl Buffers {
 /// Runs a blocking collective `call` on `comm` as region `region` with the
 /// merge of `shape` (R6). The extra exchange is made on every rank where
 /// heisen is set up, measured or not, so that every rank makes it: also
-/// where the call failed while its data moved ([`communicated`]).
+/// where the call failed while its data moved (`communicated`).
 pub fn blocking(
     region: &'static Named,
     comm: MPI_Comm,

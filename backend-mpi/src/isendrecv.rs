@@ -373,7 +373,7 @@ fn advance_one(m: &Mpi, request: MPI_Request, wait: bool) -> bool {
     true
 }
 
-/// Advances the pending exchanges among `requests` (see [`advance_one`]);
+/// Advances the pending exchanges among `requests` (see `advance_one`);
 /// returns whether any of them is still pending. Cheap when the process
 /// has none.
 #[inline]
@@ -402,7 +402,7 @@ fn advance_pending(requests: &[MPI_Request], wait: bool) -> bool {
 /// freed through heisen's `MPI_Request_free` (which keeps its record
 /// memory until it completes); so is the send, unless it reads a packed
 /// copy (`_replace`): then the send and the copy are kept until the send
-/// completes ([`sweep_kept`]). The outer request is completed so the MPI
+/// completes (`sweep_kept`). The outer request is completed so the MPI
 /// frees it.
 pub fn free_pending(request: *mut MPI_Request) -> Option<c_int> {
     // SAFETY: the program's request.

@@ -46,14 +46,14 @@ impl ClockKind {
 }
 
 /// A TSC conversion: `ns = base_ns + ((raw − base_raw) × scale) >>`
-/// [`SCALE_SHIFT`] (a raw value before `base_raw` reads as `base_ns`).
+/// `SCALE_SHIFT` (a raw value before `base_raw` reads as `base_ns`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Conversion {
     /// TSC reading at `base_ns`.
     pub base_raw: u64,
     /// Nanoseconds at `base_raw`.
     pub base_ns: u64,
-    /// ns per 2^[`SCALE_SHIFT`] ticks.
+    /// ns per 2^`SCALE_SHIFT` ticks.
     pub scale: u64,
 }
 

@@ -63,7 +63,7 @@ impl<T: ?Sized> Mutex<T> {
     ///
     /// A lock that is free is taken at once, without a wait to measure:
     /// no begin and end reads around std's acquire, one read or none
-    /// ([`Mutex::took`]). Only a lock found held is timed around the
+    /// (`Mutex::took`). Only a lock found held is timed around the
     /// blocking acquire.
     pub fn lock(&self) -> LockResult<MutexGuard<'_, T>> {
         let a = actions();
@@ -285,7 +285,7 @@ pub(crate) fn crossed(s: &crate::ThreadState, record: &crate::Record) -> bool {
 
 /// Whether `record` is the calling thread's own release, taken back, in
 /// the timestamped form: a merge of it can change nothing (see
-/// [`acquire_dependency`]).
+/// `acquire_dependency`).
 #[inline]
 pub fn takes_back(s: &crate::ThreadState, record: &crate::Record) -> bool {
     takes_back_from(s, record.location)

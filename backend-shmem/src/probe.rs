@@ -29,12 +29,12 @@
 //! — but for one thing the light window holds that the full one does
 //! not: the clock read that ends it (the region's next call) waits for
 //! the work its light calls left in flight, which a full window's reads
-//! waited for call by call ([`Kind`]: in montecarlo's loop a floating-
+//! waited for call by call (`Kind`: in montecarlo's loop a floating-
 //! point chain, about 3 ns a call over a window of 32, 8 to 13 points of
 //! compensated error). So every other light window is [`SHORT`] calls
 //! long, compared with half the full window before it: a pair whose light
 //! side made `l` calls light differs by `l × (full − light) − tail`, and
-//! the slope of the least-squares line through all pairs ([`Fit`]) is the
+//! the slope of the least-squares line through all pairs (`Fit`) is the
 //! full pair less the light one with the tail taken out.
 //! A light window of a streak is compared only when the region's next
 //! call ends it (a light segment, below, when another action does).
@@ -97,7 +97,7 @@ pub const WINDOW: u32 = 32;
 
 /// Calls in a short light window: every other light window of a streak
 /// is this long, so that what a light window's end costs cancels
-/// ([`Kind`]).
+/// (`Kind`).
 pub const SHORT: u32 = WINDOW / 2;
 
 /// Leaf calls of one region before its first window (counted across its

@@ -53,7 +53,7 @@ const CALIBRATE_STACK: usize = if cfg!(debug_assertions) {
 };
 
 /// Runs `f` (a calibration) here, or on a helper thread when the calling
-/// thread has less than [`CALIBRATE_STACK`] left ([`with_stack`]).
+/// thread has less than `CALIBRATE_STACK` left (`with_stack`).
 pub fn with_stack_room<R: Send>(f: impl FnOnce() -> R + Send) -> R {
     with_stack(CALIBRATE_STACK, f)
 }

@@ -14,7 +14,7 @@
 //!   heap (half the depth of a binary heap, siblings side by side).
 //!
 //! A time has at most one bucket, found in a direct-mapped table of
-//! [`TABLE`] entries indexed by a hash of the time; a time whose entry
+//! `TABLE` entries indexed by a hash of the time; a time whose entry
 //! holds another time's bucket keeps its events in the heap. Live buckets
 //! are ordered by time in a small heap. A pop takes the smaller of the
 //! heap's top and the earliest bucket's front, so any split of the events

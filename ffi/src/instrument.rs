@@ -9,7 +9,7 @@
 //! addresses to their corresponding region identifiers, which eliminates
 //! the name lookup and string matching except for each function's first
 //! occurrence"). Only the first sight of a function resolves its name
-//! ([`crate::symbols`]), under a lock, and charges the time that took to
+//! (`crate::symbols`), under a lock, and charges the time that took to
 //! the thread (R1: a directly measured cost adds its measured length).
 //! Each hook's own cost is calibrated through the hook itself
 //! ([`crate::actions`]).
@@ -266,7 +266,7 @@ static FORGOTTEN: AtomicBool = AtomicBool::new(false);
 /// `dlclose` as the program's (this library comes before the C library
 /// in the lookup order): the closed object's functions are forgotten,
 /// the C library's `dlclose` runs, then, if objects were unloaded, the
-/// functions of every object no longer loaded ([`forget_unloaded`]). Without
+/// functions of every object no longer loaded (`forget_unloaded`). Without
 /// it, a library loaded where an unloaded one was kept the first one's
 /// names for its functions.
 ///

@@ -19,7 +19,7 @@ use super::world::{EventKind, Flow, State, World};
 use super::{instrument, work};
 
 /// Events processed by the run going on in this process, updated every
-/// [`PROGRESS_EVERY`]` + 1` events: what a progress display reads from
+/// `PROGRESS_EVERY`` + 1` events: what a progress display reads from
 /// another thread (the run itself never reads it).
 pub static PROGRESS: AtomicU64 = AtomicU64::new(0);
 /// Mask of the event count at which [`PROGRESS`] is updated (2^16 - 1).

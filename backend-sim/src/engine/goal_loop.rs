@@ -95,7 +95,7 @@ pub fn run_graph(graph: &Graph, network: Network) -> Result<RunResult, SimError>
 }
 
 /// [`run_graph`] with the heisen kernels of every rank when
-/// `options.kernels` or `options.trace` ([`super::goal_probe`]), and a
+/// `options.kernels` or `options.trace` (`super::goal_probe`), and a
 /// trace when `options.trace`. A GOAL schedule has no instrumentation:
 /// `options.measured` changes nothing, the run is the truth.
 pub fn run_graph_with(
