@@ -23,8 +23,14 @@ use crate::{Report, SELECTED};
 pub struct RuntimeInfo {
     /// Threads measured (locations registered).
     pub threads: u64,
-    /// Threads still running when the report was written (not reported).
+    /// Threads still running when the report was written whose state could
+    /// not be read between two of their calls (not reported).
     pub running_at_exit: u64,
+    /// Threads still running when the report was written, reported as
+    /// they were between two of their calls: each location ends at its
+    /// thread's last event, a region it had open not counted.
+    #[serde(default)]
+    pub running_reported: u64,
     /// Threads that started while the table's every slot was held by a
     /// measured thread, run unmeasured (R12).
     pub threads_dropped: u64,
@@ -162,11 +168,12 @@ fn header_and_regions(rt: &Runtime) -> (RunHeader<SELECTED>, Vec<RegionName>) {
     (header, regions)
 }
 
-/// Where an ended location's report comes from: a done slot's state, or
-/// the text kept when its slot was reused.
+/// Where a location's report comes from: a done slot's state, or the
+/// text kept when its slot was reused or made from a running thread's
+/// copied state.
 enum Source<'a> {
     Done(&'a ThreadState),
-    Kept(&'a str),
+    Kept(std::borrow::Cow<'a, str>),
 }
 
 /// Every ended location by id, with the runtime's figures; `ended` is the
@@ -175,15 +182,12 @@ fn sources<'a>(
     rt: &'a Runtime,
     ended: &'a crate::runtime::Ended,
 ) -> (Vec<(u32, Source<'a>)>, RuntimeInfo) {
-    let (done, running) = rt.registry().finished(ended);
-    let mut sources: Vec<(u32, Source<'a>)> = Vec::with_capacity(done.len() + ended.kept.len());
+    let (done, running, mut unread) = rt.registry().finished(ended);
+    let mut sources: Vec<(u32, Source<'a>)> =
+        Vec::with_capacity(done.len() + running.len() + ended.kept.len());
     let mut errors = ended.errors;
     let mut online = Vec::new();
-    for thread in done {
-        // SAFETY: `finished` lists only threads marked done (acquire), and
-        // the store's lock keeps their slots from being reused.
-        #[allow(unsafe_code)] // reason: reading a finished thread's state
-        let state = unsafe { thread.state_of_finished() };
+    let mut learned = |state: &ThreadState| {
         errors.absorb(&state.errors);
         let p = state.probe();
         online.extend(p.learned().map(|(region, site, surplus)| OnlineCosting {
@@ -195,10 +199,32 @@ fn sources<'a>(
             light_calls: p.light_calls,
             aborted: p.aborted,
         }));
+    };
+    for thread in done {
+        // SAFETY: `finished` lists only threads marked done (acquire), and
+        // the store's lock keeps their slots from being reused.
+        #[allow(unsafe_code)] // reason: reading a finished thread's state
+        let state = unsafe { thread.state_of_finished() };
+        learned(state);
         sources.push((state.kernel.id(), Source::Done(state)));
     }
+    // A thread still running (a pool's, waiting for work that never comes)
+    // is reported as it was between two of its calls: its location ends at
+    // its last event, and a region it had open is not counted.
+    let mut reported = 0;
+    for thread in running {
+        let Some(copy) = thread.copy_between_calls() else {
+            unread += 1;
+            continue;
+        };
+        let state = copy.state();
+        learned(state);
+        reported += 1;
+        let text = ended_text(state);
+        sources.push((state.kernel.id(), Source::Kept(text.into())));
+    }
     for (id, text) in &ended.kept {
-        sources.push((*id, Source::Kept(text)));
+        sources.push((*id, Source::Kept(text.as_ref().into())));
     }
     sources.sort_by_key(|(id, _)| *id);
     let memory = core::mem::size_of::<Runtime>()
@@ -211,7 +237,8 @@ fn sources<'a>(
             .sum::<usize>();
     let info = RuntimeInfo {
         threads: rt.registry().locations(),
-        running_at_exit: running as u64,
+        running_at_exit: unread as u64,
+        running_reported: reported,
         threads_dropped: rt.registry().dropped(),
         locations_dropped: ended.dropped,
         names_dropped: rt.names().dropped(),
@@ -247,7 +274,7 @@ pub fn build(rt: &Runtime) -> ProcessReport {
     for (_, source) in sources {
         let report = match source {
             Source::Done(state) => location(state, selected),
-            Source::Kept(text) => match serde_json::from_str::<Report>(text) {
+            Source::Kept(text) => match serde_json::from_str::<Report>(&text) {
                 Ok(mut report) => {
                     if let Some(p) = &mut report.critical_path {
                         p.inclusive.truncate(selected);
@@ -371,7 +398,7 @@ fn write_to(
     for (i, (_, source)) in sources.into_iter().enumerate() {
         let mut value = match source {
             Source::Done(state) => serde_json::to_value(location(state, selected)).map_err(json)?,
-            Source::Kept(text) => serde_json::from_str(text).map_err(json)?,
+            Source::Kept(text) => serde_json::from_str(&text).map_err(json)?,
         };
         if let Some(path) = value.get_mut("critical_path") {
             for k in ["inclusive", "exclusive", "net"] {

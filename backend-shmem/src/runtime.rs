@@ -301,26 +301,27 @@ impl Registry {
         self.ended.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The slots whose threads are done; and how many registered threads
-    /// are still running. Call it holding [`Registry::ended`], so that no
-    /// listed slot is reused while the caller reads it.
-    pub(crate) fn finished(&self, _ended: &Ended) -> (Vec<&Thread>, usize) {
+    /// The slots whose threads are done; those of threads still running
+    /// (measured); and how many more are being registered or taken over
+    /// (no state to read yet). Call it holding [`Registry::ended`], so that
+    /// no listed slot is reused while the caller reads it.
+    pub(crate) fn finished(&self, _ended: &Ended) -> (Vec<&Thread>, Vec<&Thread>, usize) {
         let mut done = Vec::new();
-        let mut running = 0;
+        let mut running = Vec::new();
+        let mut unread = 0;
         for slot in &self.slots[..self.len()] {
-            match slot.life.load(Ordering::Acquire) {
-                DONE => {
-                    let p = slot.thread.load(Ordering::Acquire);
-                    // SAFETY: slots are leaked, never freed.
-                    #[allow(unsafe_code)]
-                    // reason: the leaked slot outlives the process's use of it
-                    done.push(unsafe { &*p });
-                }
-                // registered, not yet stored; measured; being taken over
-                _ => running += 1,
+            let life = slot.life.load(Ordering::Acquire);
+            let p = slot.thread.load(Ordering::Acquire);
+            // SAFETY: slots are leaked, never freed (null until stored).
+            #[allow(unsafe_code)]
+            // reason: the leaked slot outlives the process's use of it
+            match (life, unsafe { p.as_ref() }) {
+                (DONE, Some(t)) => done.push(t),
+                (LIVE, Some(t)) => running.push(t),
+                _ => unread += 1,
             }
         }
-        (done, running)
+        (done, running, unread)
     }
 }
 

@@ -711,15 +711,18 @@ pub struct Thread {
     /// signal) goes uninstrumented instead of aliasing the state; plus
     /// [`QUIET`] for each open [`quiet`] guard: a backend quiets the thread
     /// while a library it wraps runs (MPI's own pthread locks are not the
-    /// user's). One word, so that every event checks both with one compare.
-    blocked: Cell<u32>,
+    /// user's). One word, so that every event checks both with one compare;
+    /// it also counts the calls, for a reader at exit (`flags`).
+    blocked: Flags,
     state: UnsafeCell<ThreadState>,
 }
 
 // SAFETY: a `Thread` is only ever used by the thread it belongs to (the
 // thread-local pointer), except by the report writer, which reads the
-// state after the owner's release store of its `done` flag and never
-// while the owner can still write it (see `Registry::finished`).
+// state after the owner's release store of its `done` flag (see
+// `Registry::finished`), or copies the state of a thread still running
+// between two of its calls and keeps the copy only if no call came
+// meanwhile (`Thread::copy_between_calls`).
 #[allow(unsafe_code)] // reason: the cross-thread hand-over of a finished state
 unsafe impl Sync for Thread {}
 // SAFETY: as above; the state holds no thread-bound handles.
@@ -737,7 +740,7 @@ impl Thread {
         // SAFETY: `p` is the box's own, aligned, uninitialised memory;
         // both fields are written before `assume_init`.
         unsafe {
-            ptr::addr_of_mut!((*p).blocked).write(Cell::new(0));
+            ptr::addr_of_mut!((*p).blocked).write(Flags::new());
             ThreadState::init_in_place(
                 UnsafeCell::raw_get(ptr::addr_of!((*p).state)),
                 rt,
@@ -771,6 +774,21 @@ impl Thread {
         }
     }
 
+    /// A copy of the state of a thread that may still be running, taken
+    /// between two of its runtime calls, for the report writer at exit;
+    /// `None` when the thread was in a call at every try (`flags`).
+    pub(crate) fn copy_between_calls(&self) -> Option<Copied> {
+        let mut copy = Box::<ThreadState>::new_uninit();
+        // SAFETY: both are a `ThreadState`'s memory; the owner writes its
+        // state only while `BUSY` is set (`with_state`, `light`,
+        // `register_current`, `finish_current`).
+        #[allow(unsafe_code)] // reason: the sequence lock's read
+        let ok = unsafe {
+            flags::copy_between_calls(&self.blocked, self.state.get(), copy.as_mut_ptr())
+        };
+        ok.then_some(Copied(copy))
+    }
+
     /// The state of a thread that is done, for the report writer.
     ///
     /// # Safety
@@ -783,13 +801,9 @@ impl Thread {
     }
 }
 
-/// [`Thread::blocked`]'s busy flag.
-const BUSY: u32 = 1;
-/// One open [`quiet`] guard in [`Thread::blocked`].
-const QUIET: u32 = 2;
-/// [`Thread::blocked`] of a thread whose location ended (more than any
-/// count of quiet guards can take away).
-const ENDED: u32 = 1 << 31;
+mod flags;
+pub(crate) use flags::Copied;
+use flags::{BUSY, ENDED, Flags, QUIET};
 
 std::thread_local! {
     /// Set once this thread ended (or the process is exiting): no new
@@ -895,7 +909,8 @@ fn light(region: u32, step: impl FnOnce(&mut Probe) -> bool) -> bool {
     // SAFETY: as in `with_state`.
     #[allow(unsafe_code)] // reason: the thread-local pointer to a leaked slot
     let thread = unsafe { &*p };
-    if thread.blocked.get() != 0 {
+    let word = thread.blocked.word();
+    if word as u32 != 0 {
         return false;
     }
     // SAFETY: no runtime call is under way on this thread (`blocked`), so
@@ -910,12 +925,12 @@ fn light(region: u32, step: impl FnOnce(&mut Probe) -> bool) -> bool {
     if crate::runtime::existing().is_none_or(|rt| rt.is_off()) {
         return false;
     }
-    thread.blocked.set(BUSY);
+    thread.blocked.hold(word);
     // SAFETY: as in `with_state` (`BUSY` held).
     #[allow(unsafe_code)] // reason: as above
     let probe = unsafe { &mut (*thread.state.get()).probe };
     let light = step(probe);
-    thread.blocked.set(0);
+    thread.blocked.release();
     light
 }
 
@@ -945,10 +960,11 @@ fn with_state<R>(f: impl FnOnce(&mut ThreadState) -> R) -> Option<R> {
     // ends (the registry never frees it).
     #[allow(unsafe_code)] // reason: the thread-local pointer to a leaked slot
     let thread = unsafe { &*p };
-    if thread.blocked.get() != 0 {
+    let word = thread.blocked.word();
+    if word as u32 != 0 {
         return None;
     }
-    thread.blocked.set(BUSY);
+    thread.blocked.hold(word);
     // SAFETY: only this thread reaches its state, and `BUSY` makes this
     // the only live reference to it.
     #[allow(unsafe_code)] // reason: as above
@@ -956,7 +972,7 @@ fn with_state<R>(f: impl FnOnce(&mut ThreadState) -> R) -> Option<R> {
     let r = f(state);
     // Not a plain store of 0: `f` may have opened a quiet guard that
     // outlives this call.
-    thread.blocked.set(thread.blocked.get() - BUSY);
+    thread.blocked.release();
     Some(r)
 }
 
@@ -1021,11 +1037,13 @@ pub fn finish_current() -> Option<Record> {
         // Without taking it over the thread's location was missing from
         // the report, reported as running at exit.
         thread.blocked.set(blocked & !BUSY);
+        thread.blocked.hold(thread.blocked.word());
         // SAFETY: the call that held the state is gone (above).
         #[allow(unsafe_code)] // reason: as above
         unsafe {
             (*thread.state.get()).errors.abandoned += 1;
         }
+        thread.blocked.release();
     }
     let record = with_current(|s| s.end_now(rt.builtin().thread_end));
     if record.is_some() {
@@ -1082,7 +1100,12 @@ fn register_current(parent: Option<&Record>) -> Option<*const Thread> {
             let _ = EXIT.try_with(|_| ());
             // SAFETY: the slot was created just now for this thread.
             #[allow(unsafe_code)] // reason: as in with_current
-            let state = unsafe { &mut *(*p).state.get() };
+            let thread = unsafe { &*p };
+            // The slot is live: a report writer may copy it (`flags`).
+            thread.blocked.hold(thread.blocked.word());
+            // SAFETY: as above; `BUSY` held.
+            #[allow(unsafe_code)] // reason: as in with_current
+            let state = unsafe { &mut *thread.state.get() };
             // R1: registering (building and zeroing the thread's tables,
             // 100 µs and more on first touch) is instrumentation, measured
             // directly from the state's start. Uncharged, it counted as the
@@ -1109,6 +1132,7 @@ fn register_current(parent: Option<&Record>) -> Option<*const Thread> {
                     state.began(state.start, m.approximated_end);
                 }
             }
+            thread.blocked.release();
             p
         }
     };

@@ -382,3 +382,66 @@ fn tables_overflowed_on_many_threads_are_one_line_at_exit() {
         "{stderr}"
     );
 }
+
+/// A thread that never ends (a pool's, waiting at exit for work that never
+/// comes) is in the report as it was between two of its calls, every call
+/// it made counted; one that makes calls all the while is reported so or
+/// counted as unread — never a torn copy.
+#[test]
+fn threads_still_running_at_exit_are_reported_as_they_were() {
+    let name = "threads_still_running_at_exit_are_reported_as_they_were";
+    if is_child(name) {
+        let (work, wait) = std::sync::mpsc::channel::<()>();
+        let (ready, ready_rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for _ in 0..1000 {
+                heisen_shmem::in_region("pooled", || spin(10));
+            }
+            ready.send(()).expect("ready");
+            let _ = wait.recv(); // never: `work` is forgotten below
+        });
+        ready_rx.recv().expect("the pooled thread's calls");
+        std::thread::spawn(|| {
+            loop {
+                heisen_shmem::in_region("busy", || spin(10));
+            }
+        });
+        heisen_shmem::in_region("main", || spin(10));
+        core::mem::forget(work);
+        return;
+    }
+    let dir = out_dir(name);
+    let out = child(
+        name,
+        &[("HEISEN_OUTPUT", dir.to_str().expect("utf-8 path"))],
+    );
+    assert!(out.status.success(), "{out:?}");
+    let report = report_in(&dir);
+    let rt = &report["runtime"];
+    let reported = rt["running_reported"].as_u64().expect("running_reported");
+    let unread = rt["running_at_exit"].as_u64().expect("running_at_exit");
+    assert_eq!(reported + unread, 2, "{rt}");
+    assert!(reported >= 1, "the waiting thread: {rt}");
+    let locations = report["locations"].as_array().expect("locations");
+    for l in locations {
+        check_location(l);
+    }
+    let count = |region: &str| -> Vec<u64> {
+        let id = region_id(&report, region);
+        locations
+            .iter()
+            .filter_map(|l| {
+                l["regions"]
+                    .as_array()
+                    .expect("regions")
+                    .iter()
+                    .find(|r| r["region"] == id)
+                    .map(|r| r["count"].as_u64().expect("count"))
+            })
+            .collect()
+    };
+    assert_eq!(count("pooled"), [1000], "every call of the waiting thread");
+    let busy = count("busy");
+    assert_eq!(busy.len() as u64, reported - 1, "{rt}");
+    assert!(busy.iter().all(|&n| n > 0), "{busy:?}");
+}

@@ -567,17 +567,19 @@ fn thread_trees_detached_never_joined_and_more_threads_than_the_table_holds() {
     let o = same_both_ways(&exe, &[], 11, &d.join("out"));
     // 704 leaves + 63 tree nodes + 8 detached + 1 waiting + main: never
     // 512 alive at once, so every one is measured (slots are reused once
-    // a thread is gone, R12) and every ended one is in the report.
+    // a thread is gone, R12) and every one is in the report, the one
+    // still waiting at exit as it was then.
     no_stderr(&o);
     let r = report(&d.join("out"));
     assert_eq!(r["runtime"]["threads"], 777, "{}", r["runtime"]);
     assert_eq!(r["runtime"]["threads_dropped"], 0, "{}", r["runtime"]);
-    assert_eq!(r["runtime"]["running_at_exit"], 1, "the waiting one");
+    assert_eq!(r["runtime"]["running_at_exit"], 0, "{}", r["runtime"]);
+    assert_eq!(r["runtime"]["running_reported"], 1, "the waiting one");
     let ids: std::collections::HashSet<u64> = sane_locations(&r)
         .iter()
         .filter_map(|l| l["location"].as_u64())
         .collect();
-    assert_eq!(ids.len(), 776, "every ended thread, once");
+    assert_eq!(ids.len(), 777, "every thread, once");
 }
 
 #[test]
@@ -587,8 +589,11 @@ fn exit_with_threads_blocked_in_every_kind_of_wait_writes_the_report() {
     let o = same_both_ways(&exe, &["locked"], 9, &d.join("out"));
     no_stderr(&o);
     let r = report(&d.join("out"));
-    assert_eq!(r["runtime"]["running_at_exit"], 5, "{}", r["runtime"]);
-    sane_locations(&r);
+    // The five threads blocked at exit are reported as they were between
+    // two of their calls (none of them is inside one while it waits).
+    assert_eq!(r["runtime"]["running_at_exit"], 0, "{}", r["runtime"]);
+    assert_eq!(r["runtime"]["running_reported"], 5, "{}", r["runtime"]);
+    assert_eq!(sane_locations(&r).len(), 6);
 }
 
 #[test]
@@ -660,18 +665,19 @@ fn cxx20_jthreads_timeouts_barriers_latches_semaphores_behave_as_without_heisen(
 
 /// libgomp's barriers, locks and critical sections are futexes, not
 /// pthread calls: heisen sees its threads and the program's own pthread
-/// calls. Its pool threads live until exit, so they are counted as
-/// running at exit, and only the main thread's location is in the report.
+/// calls. Its pool threads live until exit, waiting for work: they are
+/// reported as they were then, beside the main thread.
 #[test]
-fn openmp_runs_unchanged_and_its_pool_threads_are_counted_running_at_exit() {
+fn openmp_runs_unchanged_and_its_pool_threads_are_reported_as_they_were_at_exit() {
     let d = dir("openmp");
     let exe = build_with("openmp.c", "cc", &["-fopenmp"], &d);
     let o = same_both_ways(&exe, &[], 2, &d.join("out"));
     no_stderr(&o);
     let r = report(&d.join("out"));
     assert_eq!(r["runtime"]["threads"], 3, "{}", r["runtime"]);
-    assert_eq!(r["runtime"]["running_at_exit"], 2, "{}", r["runtime"]);
-    assert_eq!(sane_locations(&r).len(), 1);
+    assert_eq!(r["runtime"]["running_at_exit"], 0, "{}", r["runtime"]);
+    assert_eq!(r["runtime"]["running_reported"], 2, "{}", r["runtime"]);
+    assert_eq!(sane_locations(&r).len(), 3);
 }
 
 /// A cancelled thread unwinds through the interposer's frames (they hold
@@ -730,8 +736,10 @@ fn threads_with_small_stacks_are_measured_and_a_worker_may_call_exit() {
         );
     }
     assert_eq!(r["runtime"]["threads"], measured, "{}", r["runtime"]);
-    assert_eq!(r["runtime"]["running_at_exit"], 1, "{}", r["runtime"]);
-    assert_eq!(sane_locations(&r).len(), measured - 1);
+    // main, still in pthread_join, as it was then
+    assert_eq!(r["runtime"]["running_at_exit"], 0, "{}", r["runtime"]);
+    assert_eq!(r["runtime"]["running_reported"], 1, "{}", r["runtime"]);
+    assert_eq!(sane_locations(&r).len(), measured);
 }
 
 /// Real-run fidelity of the interposer, checked loosely, as
