@@ -176,7 +176,8 @@ enum Source<'a> {
     Kept(std::borrow::Cow<'a, str>),
 }
 
-/// Every ended location by id, with the runtime's figures; `ended` is the
+/// Every location by id (ended, and still running but read between two
+/// of its thread's calls), with the runtime's figures; `ended` is the
 /// registry's store, locked (no slot is reused meanwhile).
 fn sources<'a>(
     rt: &'a Runtime,
@@ -263,8 +264,9 @@ pub(crate) fn ended_text(s: &ThreadState) -> String {
 }
 
 /// The report of every thread that is done, the caller's included if it
-/// ended (all of them in memory at once: for tests and tools; the report
-/// file is written one location at a time).
+/// ended, and of every thread still running that could be read between
+/// two of its calls (all of them in memory at once: for tests and tools;
+/// the report file is written one location at a time).
 pub fn build(rt: &Runtime) -> ProcessReport {
     let (header, regions) = header_and_regions(rt);
     let selected = header.selected.len();

@@ -709,7 +709,7 @@ pub struct Thread {
     /// [`BUSY`] while a runtime call is under way on this thread, so that
     /// a nested call (an interposed lock taken inside an MPI call, a
     /// signal) goes uninstrumented instead of aliasing the state; plus
-    /// [`QUIET`] for each open [`quiet`] guard: a backend quiets the thread
+    /// `QUIET` for each open [`quiet`] guard: a backend quiets the thread
     /// while a library it wraps runs (MPI's own pthread locks are not the
     /// user's). One word, so that every event checks both with one compare;
     /// it also counts the calls, for a reader at exit (`flags`).
@@ -803,7 +803,7 @@ impl Thread {
 
 mod flags;
 pub(crate) use flags::Copied;
-use flags::{BUSY, ENDED, Flags, QUIET};
+use flags::{BUSY, ENDED, Flags};
 
 std::thread_local! {
     /// Set once this thread ended (or the process is exiting): no new
@@ -909,8 +909,7 @@ fn light(region: u32, step: impl FnOnce(&mut Probe) -> bool) -> bool {
     // SAFETY: as in `with_state`.
     #[allow(unsafe_code)] // reason: the thread-local pointer to a leaked slot
     let thread = unsafe { &*p };
-    let word = thread.blocked.word();
-    if word as u32 != 0 {
+    if thread.blocked.get() != 0 {
         return false;
     }
     // SAFETY: no runtime call is under way on this thread (`blocked`), so
@@ -925,7 +924,7 @@ fn light(region: u32, step: impl FnOnce(&mut Probe) -> bool) -> bool {
     if crate::runtime::existing().is_none_or(|rt| rt.is_off()) {
         return false;
     }
-    thread.blocked.hold(word);
+    thread.blocked.hold();
     // SAFETY: as in `with_state` (`BUSY` held).
     #[allow(unsafe_code)] // reason: as above
     let probe = unsafe { &mut (*thread.state.get()).probe };
@@ -960,11 +959,10 @@ fn with_state<R>(f: impl FnOnce(&mut ThreadState) -> R) -> Option<R> {
     // ends (the registry never frees it).
     #[allow(unsafe_code)] // reason: the thread-local pointer to a leaked slot
     let thread = unsafe { &*p };
-    let word = thread.blocked.word();
-    if word as u32 != 0 {
+    if thread.blocked.get() != 0 {
         return None;
     }
-    thread.blocked.hold(word);
+    thread.blocked.hold();
     // SAFETY: only this thread reaches its state, and `BUSY` makes this
     // the only live reference to it.
     #[allow(unsafe_code)] // reason: as above
@@ -985,7 +983,7 @@ pub fn quiet() -> QuietGuard {
         // SAFETY: as in `with_current`; `quiet` is a `Cell` owned by this thread.
         #[allow(unsafe_code)] // reason: as in with_current
         let thread = unsafe { &*p };
-        thread.blocked.set(thread.blocked.get() + QUIET);
+        thread.blocked.quiet();
     }
     QuietGuard { thread: p }
 }
@@ -1002,9 +1000,7 @@ impl Drop for QuietGuard {
             // SAFETY: the same slot `quiet` counted up, still alive.
             #[allow(unsafe_code)] // reason: as in with_current
             let thread = unsafe { &*self.thread };
-            thread
-                .blocked
-                .set(thread.blocked.get().saturating_sub(QUIET));
+            thread.blocked.unquiet();
         }
     }
 }
@@ -1036,9 +1032,8 @@ pub fn finish_current() -> Option<Record> {
         // it), so the call never returns and nothing else holds the state.
         // Without taking it over the thread's location was missing from
         // the report, reported as running at exit.
-        thread.blocked.set(blocked & !BUSY);
-        thread.blocked.hold(thread.blocked.word());
-        // SAFETY: the call that held the state is gone (above).
+        // SAFETY: the call that held the state is gone (above); its BUSY
+        // still keeps a reader's copy out until `release` counts it.
         #[allow(unsafe_code)] // reason: as above
         unsafe {
             (*thread.state.get()).errors.abandoned += 1;
@@ -1102,7 +1097,7 @@ fn register_current(parent: Option<&Record>) -> Option<*const Thread> {
             #[allow(unsafe_code)] // reason: as in with_current
             let thread = unsafe { &*p };
             // The slot is live: a report writer may copy it (`flags`).
-            thread.blocked.hold(thread.blocked.word());
+            thread.blocked.hold();
             // SAFETY: as above; `BUSY` held.
             #[allow(unsafe_code)] // reason: as in with_current
             let state = unsafe { &mut *thread.state.get() };

@@ -397,15 +397,23 @@ fn threads_still_running_at_exit_are_reported_as_they_were() {
             for _ in 0..1000 {
                 heisen_shmem::in_region("pooled", || spin(10));
             }
+            // Another action puts a light window's calls into the kernel
+            // (online costing); without one, up to a window of calls
+            // would be missing from the copy (README, "Threads").
+            heisen_shmem::in_region("idle", || ());
             ready.send(()).expect("ready");
             let _ = wait.recv(); // never: `work` is forgotten below
         });
         ready_rx.recv().expect("the pooled thread's calls");
-        std::thread::spawn(|| {
+        let (started, started_rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            heisen_shmem::in_region("busy", || spin(10));
+            started.send(()).expect("started");
             loop {
                 heisen_shmem::in_region("busy", || spin(10));
             }
         });
+        started_rx.recv().expect("the busy thread registered");
         heisen_shmem::in_region("main", || spin(10));
         core::mem::forget(work);
         return;
