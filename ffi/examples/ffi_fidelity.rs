@@ -8,6 +8,8 @@
 //! ```text
 //! cargo run --release -p heisen-ffi --example ffi_fidelity -- [runs] [steps] [leaf work]
 //! cargo run --release -p heisen-ffi --example ffi_fidelity -- interleaved [runs] [steps] [leaf work]
+//! cargo build --release -p heisen-pthread   # for `openmp`
+//! cargo run --release -p heisen-ffi --example ffi_fidelity -- openmp [runs] [steps] [leaf work]
 //! ```
 //!
 //! `leaf work` (default 70, the programs' `LEAF_WORK`) is the iterations
@@ -20,6 +22,13 @@
 //! so that the machine's state changes alike for both; it prints, per
 //! process, each worker's plain steps, instrumented steps and their
 //! compensated time (the report's `phaseN` region) with its error.
+//!
+//! `openmp` builds `examples/openmp_fidelity.c` (the same workload as an
+//! OpenMP team of two) plain and with the hooks, and runs in turn the
+//! plain build, the instrumented one alone, and the instrumented one with
+//! `libheisen_pthread.so` preloaded (its libgomp wrappers merge OpenMP's
+//! barriers, fork and join); it prints per round main's compensated time
+//! of the region (the report's `run`) both ways against the plain run.
 //!
 //! A measurement, not a test: `tests/fidelity.rs` runs the same programs
 //! briefly and checks what they report, never their times.
@@ -43,18 +52,26 @@ fn library_dir() -> PathBuf {
 }
 
 fn compile(dir: &Path, name: &str, instrumented: bool, work: &str) -> PathBuf {
-    compile_source(dir, name, "fidelity.c", instrumented, work)
+    compile_source(dir, name, "fidelity.c", instrumented, work, &[])
 }
 
-/// Compiles `examples/<file>` with `LEAF_WORK` = `work`, instrumented or
-/// not.
-fn compile_source(dir: &Path, name: &str, file: &str, instrumented: bool, work: &str) -> PathBuf {
+/// Compiles `examples/<file>` with `LEAF_WORK` = `work` and the flags
+/// `extra`, instrumented or not.
+fn compile_source(
+    dir: &Path,
+    name: &str,
+    file: &str,
+    instrumented: bool,
+    work: &str,
+    extra: &[&str],
+) -> PathBuf {
     let source = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("examples")
         .join(file);
     let exe = dir.join(name);
     let mut cc = Command::new("cc");
     cc.args(["-O2", "-pthread"])
+        .args(extra)
         .arg(format!("-DLEAF_WORK={work}"))
         .arg(&source)
         .arg("-o")
@@ -171,6 +188,7 @@ fn interleaved(args: &[String]) {
         "interleaved_hooks.c",
         true,
         &work,
+        &[],
     );
     println!(
         "interleaved_hooks.c, {steps} steps each way, leaf work {work}, ms (error against the plain steps)"
@@ -260,10 +278,89 @@ fn leaf_work(arg: Option<&String>) -> String {
     work.to_string()
 }
 
+/// `openmp [runs] [steps] [leaf work]`: one line per round.
+fn openmp(args: &[String]) {
+    let runs: usize = args.first().and_then(|a| a.parse().ok()).unwrap_or(6);
+    let steps: String = args.get(1).cloned().unwrap_or_else(|| "60".into());
+    let work = leaf_work(args.get(2));
+    let preload = library_dir().join("libheisen_pthread.so");
+    let preload = if preload.exists() {
+        preload
+    } else {
+        let beside = library_dir()
+            .parent()
+            .map(|p| p.join("libheisen_pthread.so"));
+        beside.filter(|p| p.exists()).unwrap_or_else(|| {
+            panic!("no libheisen_pthread.so: cargo build --release -p heisen-pthread first")
+        })
+    };
+    let dir = std::env::temp_dir().join(format!("heisen-openmp-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("work directory");
+    let file = "openmp_fidelity.c";
+    let plain = compile_source(&dir, "plain", file, false, &work, &["-fopenmp"]);
+    let instrumented = compile_source(&dir, "instrumented", file, true, &work, &["-fopenmp"]);
+    // The region's time as the program prints it: "run T ms checksum C".
+    let printed = |out: &std::process::Output| -> f64 {
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        stdout
+            .split_whitespace()
+            .nth(1)
+            .and_then(|t| t.parse().ok())
+            .unwrap_or_else(|| panic!("run T ms in {stdout}"))
+    };
+    println!(
+        "openmp_fidelity.c, {steps} steps, leaf work {work}, main's time in the region, ms (error against the plain run)"
+    );
+    println!(
+        "{:<6} {:>8} {:>22} {:>22} {:>26}",
+        "round", "plain", "instrumented", "hooks alone", "with libheisen_pthread.so"
+    );
+    for round in 0..runs {
+        let plain_ms = printed(
+            &Command::new(&plain)
+                .arg(&steps)
+                .output()
+                .expect("run plain"),
+        );
+        let mut compensated = [0.0; 2];
+        let mut instrumented_ms = 0.0;
+        for (k, preloaded) in [false, true].into_iter().enumerate() {
+            let output = dir.join(format!("run-{round}-{k}"));
+            std::fs::create_dir_all(&output).expect("report directory");
+            let mut cmd = Command::new(&instrumented);
+            cmd.arg(&steps)
+                .env("HEISEN_OUTPUT", &output)
+                .env_remove("HEISEN_DISABLE")
+                .env_remove("LD_PRELOAD");
+            if preloaded {
+                cmd.env("LD_PRELOAD", &preload);
+            }
+            instrumented_ms = printed(&cmd.output().expect("run instrumented"));
+            compensated[k] = phase_time(&read_report(&output), "run").0;
+        }
+        let err = |v: f64| format!("{v:.2} ({:+.1} %)", 100.0 * (v - plain_ms) / plain_ms);
+        println!(
+            "{round:<6} {plain_ms:>8.2} {:>22} {:>22} {:>26}",
+            err(instrumented_ms),
+            err(compensated[0]),
+            err(compensated[1])
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if args.get(1).is_some_and(|a| a == "interleaved") {
         return interleaved(&args[2..]);
+    }
+    if args.get(1).is_some_and(|a| a == "openmp") {
+        return openmp(&args[2..]);
     }
     let runs: usize = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(7);
     let steps: String = args.get(2).cloned().unwrap_or_else(|| "60".into());

@@ -191,3 +191,47 @@ fn interleaved_program_measures_only_its_instrumented_copy() {
         assert!(compensated < measured as i64, "{records:?}");
     }
 }
+
+/// `examples/openmp_fidelity.c` (the workload as an OpenMP team of two)
+/// built plain and with the hooks: the same checksum, every `twig` call of
+/// each thread counted, the pool thread (still alive at exit, waiting for
+/// work) reported as it was. Its times with and without the libgomp
+/// wrappers: `ffi_fidelity openmp`.
+#[test]
+fn openmp_fidelity_program_counts_every_call_of_both_threads() {
+    let dir = work_dir("openmp_fidelity");
+    let openmp = source("examples/openmp_fidelity.c");
+    let plain = dir.join("plain");
+    let out = std::process::Command::new("cc")
+        .args(["-O2", "-fopenmp", "-o"])
+        .arg(&plain)
+        .arg(&openmp)
+        .output()
+        .expect("run cc");
+    assert!(out.status.success(), "{}", describe(&out));
+    let instrumented = build(
+        Language::C,
+        &dir,
+        "instrumented",
+        &[openmp],
+        &["-O2", "-fopenmp", "-finstrument-functions"],
+    );
+    let steps = STEPS.to_string();
+    let checksum = |text: &str| text.split("checksum ").nth(1).map(str::to_owned);
+    let plain_out = stdout(&run(&plain, &dir, &[&steps], &[]));
+    let out = run(
+        &instrumented,
+        &dir,
+        &[&steps],
+        &[("HEISEN_OUTPUT", dir.to_str().expect("utf-8"))],
+    );
+    assert!(out.stderr.is_empty(), "{}", describe(&out));
+    assert_eq!(checksum(&plain_out), checksum(&stdout(&out)));
+    let report = report(&dir);
+    assert_twigs_per_worker(&report, "twig");
+    assert_eq!(
+        report["runtime"]["running_reported"], 1,
+        "{}",
+        report["runtime"]
+    );
+}

@@ -28,6 +28,7 @@
 
 mod calibrate;
 pub mod objects;
+pub mod openmp;
 mod real;
 mod table;
 pub mod threads;

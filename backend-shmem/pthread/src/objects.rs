@@ -28,6 +28,11 @@ pub struct MutexState {
 }
 
 impl MutexState {
+    /// No owner, no release to merge (a destroyed object's entry).
+    pub(crate) fn clear(&self) {
+        self.reset();
+    }
+
     fn reset(&self) {
         self.owner.store(0, Ordering::Relaxed);
         self.depth.store(0, Ordering::Relaxed);
@@ -78,6 +83,14 @@ pub(crate) fn before_lock(st: &'static State, m: *mut pthread_mutex_t) -> Option
         with_current(|s| s.begin(st.actions.mutex_lock))
     };
     Some(Acquiring { entry, begin, me })
+}
+
+/// Resets the entry of the mutex-like object at `key`, if it has one (an
+/// OpenMP lock made at an address another used).
+pub(crate) fn forget_mutex(st: &'static State, key: usize) {
+    if let Some(e) = st.mutexes.get(key) {
+        e.reset();
+    }
 }
 
 /// After an acquire that returned `rc`: the hand-off merge (R8).

@@ -2,7 +2,10 @@
 //! `dlsym(RTLD_NEXT, name)`: the next definition after this library in
 //! the process's lookup order (libc's).
 
-use core::ffi::{c_int, c_void};
+#![allow(non_snake_case)] // reason: libgomp's entry points are named so
+#![allow(clippy::too_many_arguments)] // reason: libgomp's combined loops take eight
+
+use core::ffi::{c_int, c_long, c_uint, c_void};
 use core::sync::atomic::{AtomicPtr, Ordering};
 
 use libc::{
@@ -17,7 +20,7 @@ fn next(name: &core::ffi::CStr, cache: &AtomicPtr<c_void>) -> *mut c_void {
     // SAFETY: dlsym with RTLD_NEXT and a NUL-terminated name.
     let p = unsafe { libc::dlsym(libc::RTLD_NEXT, name.as_ptr()) };
     if p.is_null() {
-        let msg = b"heisen-pthread: the original of an interposed pthread function is missing\n";
+        let msg = b"heisen-pthread: the original of an interposed function is missing\n";
         // SAFETY: writing a static buffer to stderr, then aborting.
         unsafe {
             libc::write(2, msg.as_ptr().cast(), msg.len());
@@ -96,6 +99,41 @@ originals! {
     sem_clockwait(s: *mut sem_t, clock: clockid_t, t: *const timespec) -> c_int;
     sem_post(s: *mut sem_t) -> c_int;
     sem_destroy(s: *mut sem_t) -> c_int;
+}
+
+/// An OpenMP parallel region's outlined body (libgomp's ABI).
+pub(crate) type Body = unsafe extern "C" fn(*mut c_void);
+
+// libgomp's entry points (GCC's and gfortran's OpenMP), looked up the same
+// way when a program that uses them first calls one.
+originals! {
+    GOMP_parallel(f: Body, d: *mut c_void, n: c_uint, flags: c_uint) -> ();
+    GOMP_parallel_loop_static(f: Body, d: *mut c_void, n: c_uint, start: c_long, end: c_long, incr: c_long, chunk: c_long, flags: c_uint) -> ();
+    GOMP_parallel_loop_dynamic(f: Body, d: *mut c_void, n: c_uint, start: c_long, end: c_long, incr: c_long, chunk: c_long, flags: c_uint) -> ();
+    GOMP_parallel_loop_guided(f: Body, d: *mut c_void, n: c_uint, start: c_long, end: c_long, incr: c_long, chunk: c_long, flags: c_uint) -> ();
+    GOMP_parallel_loop_nonmonotonic_dynamic(f: Body, d: *mut c_void, n: c_uint, start: c_long, end: c_long, incr: c_long, chunk: c_long, flags: c_uint) -> ();
+    GOMP_parallel_loop_nonmonotonic_guided(f: Body, d: *mut c_void, n: c_uint, start: c_long, end: c_long, incr: c_long, chunk: c_long, flags: c_uint) -> ();
+    GOMP_parallel_loop_runtime(f: Body, d: *mut c_void, n: c_uint, start: c_long, end: c_long, incr: c_long, flags: c_uint) -> ();
+    GOMP_parallel_loop_nonmonotonic_runtime(f: Body, d: *mut c_void, n: c_uint, start: c_long, end: c_long, incr: c_long, flags: c_uint) -> ();
+    GOMP_parallel_loop_maybe_nonmonotonic_runtime(f: Body, d: *mut c_void, n: c_uint, start: c_long, end: c_long, incr: c_long, flags: c_uint) -> ();
+    GOMP_parallel_sections(f: Body, d: *mut c_void, n: c_uint, count: c_uint, flags: c_uint) -> ();
+    GOMP_parallel_reductions(f: Body, d: *mut c_void, n: c_uint, flags: c_uint) -> c_uint;
+    GOMP_barrier() -> ();
+    GOMP_loop_end() -> ();
+    GOMP_sections_end() -> ();
+    GOMP_critical_start() -> ();
+    GOMP_critical_end() -> ();
+    GOMP_critical_name_start(p: *mut *mut c_void) -> ();
+    GOMP_critical_name_end(p: *mut *mut c_void) -> ();
+    GOMP_atomic_start() -> ();
+    GOMP_atomic_end() -> ();
+    omp_init_lock(l: *mut c_void) -> ();
+    omp_destroy_lock(l: *mut c_void) -> ();
+    omp_set_lock(l: *mut c_void) -> ();
+    omp_unset_lock(l: *mut c_void) -> ();
+    omp_test_lock(l: *mut c_void) -> c_int;
+    omp_get_num_threads() -> c_int;
+    omp_get_thread_num() -> c_int;
 }
 
 /// `pthread_exit`'s original (it does not return).

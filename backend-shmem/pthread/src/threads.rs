@@ -28,9 +28,15 @@ pub struct BarrierState {
 impl BarrierState {
     /// A barrier for `count` threads, no episode under way (`init`; 0 at
     /// `destroy`).
-    fn reset(&self, count: usize) {
+    pub(crate) fn reset(&self, count: usize) {
         self.count.store(count, Ordering::Relaxed);
         *self.episode.lock().unwrap_or_else(|p| p.into_inner()) = Episode::default();
+    }
+
+    /// Sets the participant count alone (an OpenMP team's members each
+    /// set the same count before their first arrival).
+    pub(crate) fn set_count(&self, count: usize) {
+        self.count.store(count, Ordering::Relaxed);
     }
 }
 
@@ -78,8 +84,13 @@ pub unsafe extern "C-unwind" fn pthread_barrier_destroy(b: *mut pthread_barrier_
 }
 
 /// The arrival: fold this thread's entry record into the episode.
-pub(crate) fn arrive(st: &'static State, b: *mut pthread_barrier_t) -> Option<Arrival> {
-    let e = st.barriers.get(b as usize)?;
+pub(crate) fn arrive(st: &'static State, b: *mut pthread_barrier_t) -> Option<Arrival<'static>> {
+    arrive_at(st, st.barriers.get(b as usize)?)
+}
+
+/// The arrival at the episodes `e` keeps (a pthread barrier's, an OpenMP
+/// team's).
+pub(crate) fn arrive_at<'a>(st: &'static State, e: &'a BarrierState) -> Option<Arrival<'a>> {
     let count = e.count.load(Ordering::Relaxed);
     if count == 0 {
         return None; // initialised before the interposer saw it
@@ -120,12 +131,12 @@ pub unsafe extern "C-unwind" fn pthread_barrier_wait(b: *mut pthread_barrier_t) 
 }
 
 /// What an arrival leaves for its exit: the barrier, the begin, the episode.
-pub(crate) type Arrival = (&'static BarrierState, u64, u64);
+pub(crate) type Arrival<'a> = (&'a BarrierState, u64, u64);
 
 /// The exit: merges every arrival of this thread's episode (R6). Every
 /// arrival of the episode folded in before it entered the original wait,
 /// which returned only after all of them.
-pub(crate) fn leave(st: &'static State, (e, begin, generation): Arrival) {
+pub(crate) fn leave(st: &'static State, (e, begin, generation): Arrival<'_>) {
     let all =
         e.episode.lock().unwrap_or_else(|p| p.into_inner()).results[(generation % 2) as usize];
     with_current(|s| s.leave(begin, &all, st.actions.barrier_wait));

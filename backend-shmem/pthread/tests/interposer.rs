@@ -666,10 +666,9 @@ fn cxx20_jthreads_timeouts_barriers_latches_semaphores_behave_as_without_heisen(
     assert_eq!(r["runtime"]["running_at_exit"], 0);
 }
 
-/// libgomp's barriers, locks and critical sections are futexes, not
-/// pthread calls: heisen sees its threads and the program's own pthread
-/// calls. Its pool threads live until exit, waiting for work: they are
-/// reported as they were then, beside the main thread.
+/// An OpenMP program with pthread calls of its own runs unchanged. Its
+/// pool threads live until exit, waiting for work: they are reported as
+/// they were then, beside the main thread.
 #[test]
 fn openmp_runs_unchanged_and_its_pool_threads_are_reported_as_they_were_at_exit() {
     let d = dir("openmp");
@@ -877,4 +876,57 @@ struct Samples {
     wall: Vec<f64>,
     /// The location's compensated elapsed time (R2, R5).
     compensated: Vec<f64>,
+}
+
+/// libgomp's fork and join, barriers, critical sections, atomics and
+/// locks are hand-offs through heisen's wrappers of its entry points
+/// (`src/openmp.rs`): every construct runs with the same results as
+/// without heisen, and a thread that waited at an OpenMP barrier for one
+/// dilated by its lock pairs takes that thread's delay (R6) and keeps it
+/// through the join. Without the wrappers main's delay stays a few µs.
+#[test]
+fn openmp_barriers_locks_and_joins_merge_as_hand_offs() {
+    let d = dir("openmp_merges");
+    let exe = build_with("openmp_merges.c", "cc", &["-fopenmp"], &d);
+    let ids = d.join("ids");
+    let o = same_both_ways(
+        &exe,
+        &[ids.to_str().expect("utf-8 path")],
+        0,
+        &d.join("out"),
+    );
+    no_stderr(&o);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.starts_with(
+            "taken 20000 sum 1998006 critical 30 named 30 atomic 435 wide 30 sections 11 single 1"
+        ),
+        "{stdout}"
+    );
+    let r = report(&d.join("out"));
+    let ids: Vec<u64> = std::fs::read_to_string(&ids)
+        .expect("the ids the program wrote")
+        .split_whitespace()
+        .map(|w| w.parse().expect("a location id"))
+        .collect();
+    let [waiting, dilated, main] = ids[..] else {
+        panic!("three ids: {ids:?}")
+    };
+    assert_eq!(waiting, main, "thread 0 of the team is main");
+    let location = |id: u64| {
+        sane_locations(&r)
+            .iter()
+            .find(|l| l["location"] == id)
+            .unwrap_or_else(|| panic!("location {id} in {}", r["runtime"]))
+    };
+    let n = |l: &Value, k: &str| l[k].as_u64().unwrap_or_else(|| panic!("{k} in {l}"));
+    let dilated = location(dilated);
+    let main = location(main);
+    // 20,000 lock pairs charged (tens of ns each).
+    assert!(n(dilated, "overhead") > 400_000, "{dilated}");
+    assert!(
+        n(main, "delay") * 2 >= n(dilated, "overhead"),
+        "main took the dilated thread's delay: {main} {dilated}"
+    );
+    assert!(n(main, "overhead") * 10 < n(dilated, "overhead"), "{main}");
 }

@@ -1,0 +1,395 @@
+//! OpenMP as GCC and gfortran compile it (libgomp's entry points): a
+//! parallel region's fork and join, the team's barriers, critical
+//! sections and `omp_*_lock` are hand-offs like the pthread objects'
+//! (R6, R8; 003 §4). libgomp implements them with futexes and atomics, not
+//! pthread calls, so without these wrappers a thread that waited at an
+//! OpenMP barrier for a dilated one kept that wait in its compensated time.
+//!
+//! - **Fork** (`GOMP_parallel` and its combined-loop and sections forms):
+//!   the encountering thread releases a record before the original call
+//!   starts the team; every other member's first act in the region merges
+//!   it (a pool thread's wait for work ends there, R5).
+//! - **Barriers** (`GOMP_barrier`, and `GOMP_loop_end` and
+//!   `GOMP_sections_end`, which end a worksharing construct with one):
+//!   every member's exit merges every member's arrival of its episode,
+//!   kept per team as a pthread barrier's are (`threads::BarrierState`,
+//!   two slots by episode parity).
+//! - **Join**: each member's end of the region is folded into the team;
+//!   the encountering thread's return from the original call merges them
+//!   all (its wait at the join is the barrier's, n-to-1).
+//! - **Critical sections and locks** (`GOMP_critical_*`, named ones keyed
+//!   by their name's address, `GOMP_atomic_*`, `omp_set_lock`,
+//!   `omp_unset_lock`, `omp_test_lock`): the next acquire merges the
+//!   previous release, through the mutexes' table (`objects`).
+//!
+//! The region's body runs in a trampoline that knows its team (a
+//! thread-local pointer, saved and restored, so nested regions keep their
+//! own). Not wrapped, so unmerged, and run as without heisen: tasks
+//! (`GOMP_task`, `taskwait`, `taskgroup`), cancellation forms, nest locks,
+//! `GOMP_parallel_reductions` (its team runs without a trampoline: libgomp
+//! reads the region's data), the pre-4.9 `GOMP_parallel_start`, `teams`;
+//! clang's OpenMP runtime (libomp) has other entry points altogether. The
+//! costs charged are the pthread interposer's calibrated ones: a fork is a
+//! `pthread_create`'s release, a member's start and the join merges a
+//! `pthread_join`'s, a barrier a `pthread_barrier_wait`'s, a lock a
+//! mutex's.
+#![allow(non_snake_case)] // reason: libgomp's entry points are named so
+#![allow(clippy::too_many_arguments)] // reason: libgomp's combined loops take eight
+
+use core::cell::Cell;
+use core::ffi::{c_int, c_long, c_uint, c_void};
+use core::ptr;
+use std::sync::Mutex;
+
+use heisen_core::{Dependency, Exchange};
+use heisen_shmem::{Record, SELECTED, with_current};
+use libc::pthread_mutex_t;
+
+use crate::hook;
+use crate::objects::{after_lock, before_lock, before_unlock};
+use crate::real::{self, Body};
+use crate::threads::{self, BarrierState};
+
+/// A parallel region under way: the body and its data, the fork's record,
+/// the team's barrier episodes and the members' ends. Lives in the frame
+/// of the wrapper that started the region, which the original call
+/// leaves only after every member's body returned.
+struct Team {
+    body: Body,
+    data: *mut c_void,
+    fork: Option<Record>,
+    barrier: BarrierState,
+    /// The members' ends folded, and the encountering thread's end (the
+    /// begin of its wait at the join).
+    join: Mutex<(Exchange<SELECTED>, Option<u64>)>,
+}
+
+std::thread_local! {
+    /// The team of the region this thread runs a body of (null: none).
+    static MEMBER: Cell<*const Team> = const { Cell::new(ptr::null()) };
+}
+
+/// This thread's team, if it runs a body of a wrapped region.
+fn team() -> Option<&'static Team> {
+    let p = MEMBER.try_with(Cell::get).unwrap_or(ptr::null());
+    // SAFETY: a team outlives every body of its region (`Team`), and the
+    // pointer is reset when this thread's body returns.
+    unsafe { p.as_ref() }
+}
+
+/// Restores the thread's outer team when a body returns (or unwinds).
+struct Outer(*const Team);
+
+impl Drop for Outer {
+    fn drop(&mut self) {
+        let _ = MEMBER.try_with(|m| m.set(self.0));
+    }
+}
+
+/// What every member runs in place of the body: the fork's merge, the
+/// body, its end folded into the team.
+unsafe extern "C" fn trampoline(data: *mut c_void) {
+    // SAFETY: `data` is the `Team` its region's wrapper passed.
+    let team = unsafe { &*data.cast::<Team>() };
+    let outer = Outer(MEMBER.try_with(|m| m.replace(team)).unwrap_or(ptr::null()));
+    // SAFETY: libgomp's queries, inside its parallel region.
+    let (size, me) = unsafe { (real::omp_get_num_threads(), real::omp_get_thread_num()) };
+    team.barrier.set_count(usize::try_from(size).unwrap_or(1));
+    if me != 0 {
+        hook(|st| {
+            if let Some(fork) = &team.fork {
+                with_current(|s| {
+                    // The member waited for work since its last event (R5).
+                    let begin = s.kernel().last_measured();
+                    s.end(begin, &[Dependency::immediate(fork)], st.actions.join)
+                });
+            }
+        });
+    }
+    // SAFETY: the program's body with its data, as libgomp would call it.
+    unsafe { (team.body)(team.data) };
+    hook(|st| {
+        if let Some((begin, record)) = with_current(|s| s.arrive(st.actions.join)) {
+            let mut join = team.join.lock().unwrap_or_else(|p| p.into_inner());
+            join.0 = join.0.combine(&Exchange::entry(&record, 0));
+            if me == 0 {
+                join.1 = Some(begin);
+            }
+        }
+    });
+    drop(outer);
+}
+
+/// Runs the region `start` begins with a trampoline in place of `body`:
+/// the fork released before, the join merged after.
+fn parallel<R>(body: Body, data: *mut c_void, start: impl FnOnce(Body, *mut c_void) -> R) -> R {
+    let fork = hook(|st| with_current(|s| s.release(st.actions.create))).flatten();
+    let team = Team {
+        body,
+        data,
+        fork,
+        barrier: BarrierState::default(),
+        join: Mutex::new((Exchange::EMPTY, None)),
+    };
+    let r = start(trampoline, ptr::from_ref(&team).cast_mut().cast());
+    hook(|st| {
+        let (all, begin) = *team.join.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(begin) = begin {
+            with_current(|s| s.leave(begin, &all, st.actions.join));
+        }
+    });
+    r
+}
+
+/// `GOMP_parallel`: a parallel region (fork, body, join).
+#[unsafe(no_mangle)]
+pub unsafe extern "C-unwind" fn GOMP_parallel(f: Body, d: *mut c_void, n: c_uint, flags: c_uint) {
+    // SAFETY: the caller's arguments, with the trampoline and its team.
+    parallel(f, d, |f, d| unsafe { real::GOMP_parallel(f, d, n, flags) });
+}
+
+/// The combined parallel loops with a chunk size.
+macro_rules! parallel_loops {
+    ($($name:ident),*) => {$(
+        /// A combined parallel loop: a parallel region (fork, body, join).
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C-unwind" fn $name(
+            f: Body,
+            d: *mut c_void,
+            n: c_uint,
+            start: c_long,
+            end: c_long,
+            incr: c_long,
+            chunk: c_long,
+            flags: c_uint,
+        ) {
+            // SAFETY: the caller's arguments, with the trampoline and its team.
+            parallel(f, d, |f, d| unsafe { real::$name(f, d, n, start, end, incr, chunk, flags) });
+        }
+    )*};
+}
+
+parallel_loops!(
+    GOMP_parallel_loop_static,
+    GOMP_parallel_loop_dynamic,
+    GOMP_parallel_loop_guided,
+    GOMP_parallel_loop_nonmonotonic_dynamic,
+    GOMP_parallel_loop_nonmonotonic_guided
+);
+
+/// The combined parallel loops whose schedule is the run's.
+macro_rules! parallel_runtime_loops {
+    ($($name:ident),*) => {$(
+        /// A combined parallel loop: a parallel region (fork, body, join).
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C-unwind" fn $name(
+            f: Body,
+            d: *mut c_void,
+            n: c_uint,
+            start: c_long,
+            end: c_long,
+            incr: c_long,
+            flags: c_uint,
+        ) {
+            // SAFETY: the caller's arguments, with the trampoline and its team.
+            parallel(f, d, |f, d| unsafe { real::$name(f, d, n, start, end, incr, flags) });
+        }
+    )*};
+}
+
+parallel_runtime_loops!(
+    GOMP_parallel_loop_runtime,
+    GOMP_parallel_loop_nonmonotonic_runtime,
+    GOMP_parallel_loop_maybe_nonmonotonic_runtime
+);
+
+/// `GOMP_parallel_sections`: a parallel region (fork, body, join).
+#[unsafe(no_mangle)]
+pub unsafe extern "C-unwind" fn GOMP_parallel_sections(
+    f: Body,
+    d: *mut c_void,
+    n: c_uint,
+    count: c_uint,
+    flags: c_uint,
+) {
+    // SAFETY: the caller's arguments, with the trampoline and its team.
+    parallel(f, d, |f, d| unsafe {
+        real::GOMP_parallel_sections(f, d, n, count, flags)
+    });
+}
+
+/// `GOMP_parallel_reductions`: run as without heisen (libgomp reads the
+/// region's data, so no trampoline can stand in for it); the encountering
+/// thread leaves its own team meanwhile, so that the region's barriers do
+/// not count as that team's episodes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C-unwind" fn GOMP_parallel_reductions(
+    f: Body,
+    d: *mut c_void,
+    n: c_uint,
+    flags: c_uint,
+) -> c_uint {
+    let _outer = Outer(
+        MEMBER
+            .try_with(|m| m.replace(ptr::null()))
+            .unwrap_or(ptr::null()),
+    );
+    // SAFETY: the caller's arguments, passed on.
+    unsafe { real::GOMP_parallel_reductions(f, d, n, flags) }
+}
+
+/// A team barrier by `call`: every member's exit merges every arrival of
+/// its episode (R6). Outside a wrapped region, the original alone.
+fn barrier(call: impl FnOnce()) {
+    let arrived = team().and_then(|t| hook(|st| threads::arrive_at(st, &t.barrier)).flatten());
+    call();
+    if let Some(arrival) = arrived {
+        hook(|st| threads::leave(st, arrival));
+    }
+}
+
+/// `GOMP_barrier`: `#pragma omp barrier`, and the end of `single`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C-unwind" fn GOMP_barrier() {
+    // SAFETY: no arguments; libgomp's contract.
+    barrier(|| unsafe { real::GOMP_barrier() });
+}
+
+/// `GOMP_loop_end`: a worksharing loop's end, with its barrier.
+#[unsafe(no_mangle)]
+pub unsafe extern "C-unwind" fn GOMP_loop_end() {
+    // SAFETY: no arguments; libgomp's contract.
+    barrier(|| unsafe { real::GOMP_loop_end() });
+}
+
+/// `GOMP_sections_end`: a `sections` construct's end, with its barrier.
+#[unsafe(no_mangle)]
+pub unsafe extern "C-unwind" fn GOMP_sections_end() {
+    // SAFETY: no arguments; libgomp's contract.
+    barrier(|| unsafe { real::GOMP_sections_end() });
+}
+
+/// An acquire of the lock keyed `key` by `call`: merges the previous
+/// release (R8), through the mutexes' table.
+fn acquire(key: usize, call: impl FnOnce()) {
+    let m = key as *mut pthread_mutex_t;
+    let a = hook(|st| before_lock(st, m)).flatten();
+    call();
+    if let Some(a) = a {
+        hook(|st| after_lock(st, a, 0, true));
+    }
+}
+
+/// A release of the lock keyed `key` by `call` (R3, R8).
+fn release(key: usize, call: impl FnOnce()) {
+    hook(|st| before_unlock(st, key as *mut pthread_mutex_t));
+    call();
+}
+
+/// The unnamed critical section's key: an address of this library's.
+static UNNAMED: u8 = 0;
+/// The key of `GOMP_atomic_start`'s lock.
+static ATOMIC: u8 = 0;
+
+/// `GOMP_critical_start`: the unnamed critical section's entry.
+#[unsafe(no_mangle)]
+pub unsafe extern "C-unwind" fn GOMP_critical_start() {
+    // SAFETY: no arguments; libgomp's contract.
+    acquire(ptr::from_ref(&UNNAMED) as usize, || unsafe {
+        real::GOMP_critical_start()
+    });
+}
+
+/// `GOMP_critical_end`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C-unwind" fn GOMP_critical_end() {
+    // SAFETY: no arguments; libgomp's contract.
+    release(ptr::from_ref(&UNNAMED) as usize, || unsafe {
+        real::GOMP_critical_end()
+    });
+}
+
+/// `GOMP_critical_name_start`: a named critical section, keyed by the
+/// address of its name's variable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C-unwind" fn GOMP_critical_name_start(p: *mut *mut c_void) {
+    // SAFETY: the caller's argument, passed on.
+    acquire(p as usize, || unsafe { real::GOMP_critical_name_start(p) });
+}
+
+/// `GOMP_critical_name_end`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C-unwind" fn GOMP_critical_name_end(p: *mut *mut c_void) {
+    // SAFETY: the caller's argument, passed on.
+    release(p as usize, || unsafe { real::GOMP_critical_name_end(p) });
+}
+
+/// `GOMP_atomic_start`: an `atomic` the hardware cannot do, under one lock.
+#[unsafe(no_mangle)]
+pub unsafe extern "C-unwind" fn GOMP_atomic_start() {
+    // SAFETY: no arguments; libgomp's contract.
+    acquire(ptr::from_ref(&ATOMIC) as usize, || unsafe {
+        real::GOMP_atomic_start()
+    });
+}
+
+/// `GOMP_atomic_end`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C-unwind" fn GOMP_atomic_end() {
+    // SAFETY: no arguments; libgomp's contract.
+    release(ptr::from_ref(&ATOMIC) as usize, || unsafe {
+        real::GOMP_atomic_end()
+    });
+}
+
+/// `omp_init_lock`: a fresh entry for the address (a lock made where
+/// another was destroyed starts with no release to merge).
+#[unsafe(no_mangle)]
+pub unsafe extern "C-unwind" fn omp_init_lock(l: *mut c_void) {
+    hook(|st| crate::objects::forget_mutex(st, l as usize));
+    // SAFETY: the caller's argument, passed on.
+    unsafe { real::omp_init_lock(l) }
+}
+
+/// `omp_destroy_lock`: the entry is freed for the next object (R12: the
+/// table never fills with destroyed locks).
+#[unsafe(no_mangle)]
+pub unsafe extern "C-unwind" fn omp_destroy_lock(l: *mut c_void) {
+    // SAFETY: the caller's argument, passed on.
+    unsafe { real::omp_destroy_lock(l) };
+    crate::destroyed(
+        0,
+        l as usize,
+        |st| &st.mutexes,
+        crate::objects::MutexState::clear,
+    );
+}
+
+/// `omp_set_lock`: merges the previous `omp_unset_lock` (R8).
+#[unsafe(no_mangle)]
+pub unsafe extern "C-unwind" fn omp_set_lock(l: *mut c_void) {
+    // SAFETY: the caller's argument, passed on.
+    acquire(l as usize, || unsafe { real::omp_set_lock(l) });
+}
+
+/// `omp_unset_lock`: a release (R3, R8).
+#[unsafe(no_mangle)]
+pub unsafe extern "C-unwind" fn omp_unset_lock(l: *mut c_void) {
+    // SAFETY: the caller's argument, passed on.
+    release(l as usize, || unsafe { real::omp_unset_lock(l) });
+}
+
+/// `omp_test_lock`: a success merges the previous release; a failure
+/// merges nothing (R8).
+#[unsafe(no_mangle)]
+pub unsafe extern "C-unwind" fn omp_test_lock(l: *mut c_void) -> c_int {
+    let m = l as *mut pthread_mutex_t;
+    let a = hook(|st| before_lock(st, m)).flatten();
+    // SAFETY: the caller's argument, passed on.
+    let rc = unsafe { real::omp_test_lock(l) };
+    if let Some(a) = a {
+        // `after_lock` takes a pthread result: 0 acquired, else refused.
+        hook(|st| after_lock(st, a, if rc != 0 { 0 } else { libc::EBUSY }, true));
+    }
+    rc
+}
