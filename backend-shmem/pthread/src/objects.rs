@@ -85,6 +85,20 @@ pub(crate) fn before_lock(st: &'static State, m: *mut pthread_mutex_t) -> Option
     Some(Acquiring { entry, begin, me })
 }
 
+/// A lock-like object at `key` just taken without a wait by a try that
+/// succeeded (an `omp_test_lock`): the previous release merged as a
+/// successful `trylock`'s is (R8).
+pub(crate) fn taken_by_try(st: &'static State, key: usize) {
+    if let Some(entry) = st.mutexes.get(key) {
+        let a = Acquiring {
+            entry,
+            begin: None,
+            me: me(),
+        };
+        after_lock(st, a, 0, false);
+    }
+}
+
 /// Resets the entry of the mutex-like object at `key`, if it has one (an
 /// OpenMP lock made at an address another used).
 pub(crate) fn forget_mutex(st: &'static State, key: usize) {

@@ -8,7 +8,8 @@
 //! - **Fork** (`GOMP_parallel` and its combined-loop and sections forms):
 //!   the encountering thread releases a record before the original call
 //!   starts the team; every other member's first act in the region merges
-//!   it (a pool thread's wait for work ends there, R5).
+//!   it (R8, as a thread's start merges its creator; R5: a pool thread's
+//!   wait for work ends there).
 //! - **Barriers** (`GOMP_barrier`, and `GOMP_loop_end` and
 //!   `GOMP_sections_end`, which end a worksharing construct with one):
 //!   every member's exit merges every member's arrival of its episode,
@@ -18,27 +19,34 @@
 //!   the encountering thread's return from the original call merges them
 //!   all (its wait at the join is the barrier's, n-to-1).
 //! - **Critical sections and locks** (`GOMP_critical_*`, named ones keyed
-//!   by their name's address, `GOMP_atomic_*`, `omp_set_lock`,
-//!   `omp_unset_lock`, `omp_test_lock`): the next acquire merges the
-//!   previous release, through the mutexes' table (`objects`).
+//!   by their name's address, `GOMP_atomic_*`, `omp_*_lock` and
+//!   gfortran's `omp_*_lock_`): the next acquire merges the previous
+//!   release, through the mutexes' table (`objects`); `omp_set_lock` tries
+//!   the lock first, as `pthread_mutex_lock` does.
 //!
 //! The region's body runs in a trampoline that knows its team (a
 //! thread-local pointer, saved and restored, so nested regions keep their
-//! own). Not wrapped, so unmerged, and run as without heisen: tasks
-//! (`GOMP_task`, `taskwait`, `taskgroup`), cancellation forms, nest locks,
-//! `GOMP_parallel_reductions` (its team runs without a trampoline: libgomp
-//! reads the region's data), the pre-4.9 `GOMP_parallel_start`, `teams`;
-//! clang's OpenMP runtime (libomp) has other entry points altogether. The
-//! costs charged are the pthread interposer's calibrated ones: a fork is a
-//! `pthread_create`'s release, a member's start and the join merges a
-//! `pthread_join`'s, a barrier a `pthread_barrier_wait`'s, a lock a
-//! mutex's.
+//! own; the team's nesting level too, so that a barrier of a team heisen
+//! did not start — an old `GOMP_parallel_start`'s, a `target` region run
+//! on the host — never counts as the outer team's). The trampoline is
+//! `extern "C"`: a body that unwinds aborts, as OpenMP requires of a
+//! structured block anyway. Not wrapped, so unmerged, and run as without
+//! heisen: tasks (`GOMP_task`, `taskwait`, `taskgroup`), cancellation
+//! forms, nest locks, `GOMP_parallel_reductions` (its team runs without a
+//! trampoline: libgomp reads the region's data), the pre-4.9
+//! `GOMP_parallel_start`, `teams`; clang's OpenMP runtime (libomp) has
+//! entry points of its own (`__kmpc_*`), though its `omp_*_lock` are
+//! these. The costs charged are the pthread interposer's calibrated ones:
+//! a fork is a `pthread_create`'s release, a member's start and the join
+//! merges a `pthread_join`'s, a barrier a `pthread_barrier_wait`'s, a lock
+//! a mutex's.
 #![allow(non_snake_case)] // reason: libgomp's entry points are named so
 #![allow(clippy::too_many_arguments)] // reason: libgomp's combined loops take eight
 
 use core::cell::Cell;
 use core::ffi::{c_int, c_long, c_uint, c_void};
 use core::ptr;
+use core::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Mutex;
 
 use heisen_core::{Dependency, Exchange};
@@ -58,6 +66,9 @@ struct Team {
     body: Body,
     data: *mut c_void,
     fork: Option<Record>,
+    /// The region's nesting level (`omp_get_level` inside it; 0 until a
+    /// member set it).
+    level: AtomicI32,
     barrier: BarrierState,
     /// The members' ends folded, and the encountering thread's end (the
     /// begin of its wait at the join).
@@ -77,7 +88,7 @@ fn team() -> Option<&'static Team> {
     unsafe { p.as_ref() }
 }
 
-/// Restores the thread's outer team when a body returns (or unwinds).
+/// Restores the thread's outer team when a body returns.
 struct Outer(*const Team);
 
 impl Drop for Outer {
@@ -93,8 +104,15 @@ unsafe extern "C" fn trampoline(data: *mut c_void) {
     let team = unsafe { &*data.cast::<Team>() };
     let outer = Outer(MEMBER.try_with(|m| m.replace(team)).unwrap_or(ptr::null()));
     // SAFETY: libgomp's queries, inside its parallel region.
-    let (size, me) = unsafe { (real::omp_get_num_threads(), real::omp_get_thread_num()) };
+    let (size, me, level) = unsafe {
+        (
+            real::omp_get_num_threads(),
+            real::omp_get_thread_num(),
+            real::omp_get_level(),
+        )
+    };
     team.barrier.set_count(usize::try_from(size).unwrap_or(1));
+    team.level.store(level, Ordering::Relaxed);
     if me != 0 {
         hook(|st| {
             if let Some(fork) = &team.fork {
@@ -128,6 +146,7 @@ fn parallel<R>(body: Body, data: *mut c_void, start: impl FnOnce(Body, *mut c_vo
         body,
         data,
         fork,
+        level: AtomicI32::new(0),
         barrier: BarrierState::default(),
         join: Mutex::new((Exchange::EMPTY, None)),
     };
@@ -239,9 +258,13 @@ pub unsafe extern "C-unwind" fn GOMP_parallel_reductions(
 }
 
 /// A team barrier by `call`: every member's exit merges every arrival of
-/// its episode (R6). Outside a wrapped region, the original alone.
+/// its episode (R6). Outside a wrapped region, or in a team nested in one
+/// that heisen did not start (another nesting level), the original alone.
 fn barrier(call: impl FnOnce()) {
-    let arrived = team().and_then(|t| hook(|st| threads::arrive_at(st, &t.barrier)).flatten());
+    let arrived = team()
+        // SAFETY: libgomp's query, inside its region.
+        .filter(|t| t.level.load(Ordering::Relaxed) == unsafe { real::omp_get_level() })
+        .and_then(|t| hook(|st| threads::arrive_at(st, &t.barrier)).flatten());
     call();
     if let Some(arrival) = arrived {
         hook(|st| threads::leave(st, arrival));
@@ -365,9 +388,18 @@ pub unsafe extern "C-unwind" fn omp_destroy_lock(l: *mut c_void) {
     );
 }
 
-/// `omp_set_lock`: merges the previous `omp_unset_lock` (R8).
+/// `omp_set_lock`: merges the previous `omp_unset_lock` (R8). A lock
+/// found free is taken by the original `omp_test_lock` at once, merged
+/// without a wait (as `pthread_mutex_lock`'s is).
 #[unsafe(no_mangle)]
 pub unsafe extern "C-unwind" fn omp_set_lock(l: *mut c_void) {
+    if hook(|_| ()).is_some() {
+        // SAFETY: the caller's argument, passed on.
+        if unsafe { real::omp_test_lock(l) } != 0 {
+            hook(|st| crate::objects::taken_by_try(st, l as usize));
+            return;
+        }
+    }
     // SAFETY: the caller's argument, passed on.
     acquire(l as usize, || unsafe { real::omp_set_lock(l) });
 }
@@ -379,17 +411,64 @@ pub unsafe extern "C-unwind" fn omp_unset_lock(l: *mut c_void) {
     release(l as usize, || unsafe { real::omp_unset_lock(l) });
 }
 
-/// `omp_test_lock`: a success merges the previous release; a failure
-/// merges nothing (R8).
+/// `omp_test_lock`: a success merges the previous release with no wait; a
+/// failure merges nothing and reads no clock (R8).
 #[unsafe(no_mangle)]
 pub unsafe extern "C-unwind" fn omp_test_lock(l: *mut c_void) -> c_int {
-    let m = l as *mut pthread_mutex_t;
-    let a = hook(|st| before_lock(st, m)).flatten();
     // SAFETY: the caller's argument, passed on.
     let rc = unsafe { real::omp_test_lock(l) };
-    if let Some(a) = a {
-        // `after_lock` takes a pthread result: 0 acquired, else refused.
-        hook(|st| after_lock(st, a, if rc != 0 { 0 } else { libc::EBUSY }, true));
+    if rc != 0 {
+        hook(|st| crate::objects::taken_by_try(st, l as usize));
+    }
+    rc
+}
+
+// gfortran's `call omp_set_lock(l)` comes by these (libgomp's Fortran
+// wrappers call its internal functions, not the ones above); keyed by the
+// Fortran lock variable's address.
+
+/// gfortran's `omp_init_lock`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C-unwind" fn omp_init_lock_(l: *mut c_void) {
+    hook(|st| crate::objects::forget_mutex(st, l as usize));
+    // SAFETY: the caller's argument, passed on.
+    unsafe { real::omp_init_lock_(l) }
+}
+
+/// gfortran's `omp_destroy_lock`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C-unwind" fn omp_destroy_lock_(l: *mut c_void) {
+    // SAFETY: the caller's argument, passed on.
+    unsafe { real::omp_destroy_lock_(l) };
+    crate::destroyed(
+        0,
+        l as usize,
+        |st| &st.mutexes,
+        crate::objects::MutexState::clear,
+    );
+}
+
+/// gfortran's `omp_set_lock`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C-unwind" fn omp_set_lock_(l: *mut c_void) {
+    // SAFETY: the caller's argument, passed on.
+    acquire(l as usize, || unsafe { real::omp_set_lock_(l) });
+}
+
+/// gfortran's `omp_unset_lock`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C-unwind" fn omp_unset_lock_(l: *mut c_void) {
+    // SAFETY: the caller's argument, passed on.
+    release(l as usize, || unsafe { real::omp_unset_lock_(l) });
+}
+
+/// gfortran's `omp_test_lock` (a Fortran `logical`).
+#[unsafe(no_mangle)]
+pub unsafe extern "C-unwind" fn omp_test_lock_(l: *mut c_void) -> i32 {
+    // SAFETY: the caller's argument, passed on.
+    let rc = unsafe { real::omp_test_lock_(l) };
+    if rc != 0 {
+        hook(|st| crate::objects::taken_by_try(st, l as usize));
     }
     rc
 }

@@ -1,6 +1,9 @@
 //! The interposed functions' originals, found once with
 //! `dlsym(RTLD_NEXT, name)`: the next definition after this library in
-//! the process's lookup order (libc's).
+//! the process's lookup order (libc's, libgomp's). A libgomp that a
+//! plugin loaded with `RTLD_LOCAL` (a Python extension's own copy) is not
+//! in that order: its program's calls still come here, and the original
+//! is then looked up in every loaded object but this one.
 
 #![allow(non_snake_case)] // reason: libgomp's entry points are named so
 #![allow(clippy::too_many_arguments)] // reason: libgomp's combined loops take eight
@@ -13,12 +16,16 @@ use libc::{
     pthread_rwlock_t, pthread_t, sem_t, timespec,
 };
 
-/// The next definition of `name`; aborts with a message if there is none
-/// (a libc without pthreads cannot run the program anyway).
+/// The next definition of `name`, or the one in any other loaded object;
+/// aborts with a message if there is none (a program that calls a
+/// function no object defines cannot go on anyway).
 #[cold]
 fn next(name: &core::ffi::CStr, cache: &AtomicPtr<c_void>) -> *mut c_void {
     // SAFETY: dlsym with RTLD_NEXT and a NUL-terminated name.
-    let p = unsafe { libc::dlsym(libc::RTLD_NEXT, name.as_ptr()) };
+    let mut p = unsafe { libc::dlsym(libc::RTLD_NEXT, name.as_ptr()) };
+    if p.is_null() {
+        p = anywhere_else(name);
+    }
     if p.is_null() {
         let msg = b"heisen-pthread: the original of an interposed function is missing\n";
         // SAFETY: writing a static buffer to stderr, then aborting.
@@ -29,6 +36,63 @@ fn next(name: &core::ffi::CStr, cache: &AtomicPtr<c_void>) -> *mut c_void {
     }
     cache.store(p, Ordering::Release);
     p
+}
+
+/// `name` as defined by a loaded object other than this library (a
+/// libgomp loaded with `RTLD_LOCAL`); null if none does.
+fn anywhere_else(name: &core::ffi::CStr) -> *mut c_void {
+    struct Search<'a> {
+        name: &'a core::ffi::CStr,
+        ours: *mut c_void,
+        found: *mut c_void,
+    }
+    unsafe extern "C" fn each(
+        info: *mut libc::dl_phdr_info,
+        _size: usize,
+        data: *mut c_void,
+    ) -> c_int {
+        // SAFETY: `data` is the `Search` below; `info` is the loader's.
+        let (search, info) = unsafe { (&mut *data.cast::<Search<'_>>(), &*info) };
+        if info.dlpi_name.is_null() {
+            return 0;
+        }
+        // SAFETY: the loader's NUL-terminated object name; RTLD_NOLOAD
+        // opens nothing new, only takes a handle on a loaded object.
+        let handle = unsafe { libc::dlopen(info.dlpi_name, libc::RTLD_LAZY | libc::RTLD_NOLOAD) };
+        if handle.is_null() {
+            return 0;
+        }
+        // SAFETY: a live handle and a NUL-terminated name.
+        let p = unsafe { libc::dlsym(handle, search.name.as_ptr()) };
+        // SAFETY: the handle just taken.
+        unsafe { libc::dlclose(handle) };
+        if !p.is_null() && object_of(p) != search.ours {
+            search.found = p;
+            return 1;
+        }
+        0
+    }
+    let mut search = Search {
+        name,
+        ours: object_of(anywhere_else as *mut c_void),
+        found: core::ptr::null_mut(),
+    };
+    // SAFETY: `each` reads only what the loader passes and `search`.
+    unsafe { libc::dl_iterate_phdr(Some(each), (&raw mut search).cast()) };
+    search.found
+}
+
+/// The base address of the object that holds `p` (null: none).
+fn object_of(p: *mut c_void) -> *mut c_void {
+    let mut info: libc::Dl_info = unsafe {
+        // SAFETY: `Dl_info` is plain C data; all zeros is a valid value.
+        core::mem::zeroed()
+    };
+    // SAFETY: dladdr reads the loader's tables and writes `info`.
+    if unsafe { libc::dladdr(p, &mut info) } == 0 {
+        return core::ptr::null_mut();
+    }
+    info.dli_fbase
 }
 
 macro_rules! originals {
@@ -127,6 +191,12 @@ originals! {
     GOMP_critical_name_end(p: *mut *mut c_void) -> ();
     GOMP_atomic_start() -> ();
     GOMP_atomic_end() -> ();
+    omp_init_lock_(l: *mut c_void) -> ();
+    omp_destroy_lock_(l: *mut c_void) -> ();
+    omp_set_lock_(l: *mut c_void) -> ();
+    omp_unset_lock_(l: *mut c_void) -> ();
+    omp_test_lock_(l: *mut c_void) -> i32;
+    omp_get_level() -> c_int;
     omp_init_lock(l: *mut c_void) -> ();
     omp_destroy_lock(l: *mut c_void) -> ();
     omp_set_lock(l: *mut c_void) -> ();

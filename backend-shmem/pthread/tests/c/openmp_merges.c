@@ -1,15 +1,16 @@
 /* OpenMP's synchronisation as hand-offs (R6, R8). Every construct the
  * wrappers see runs once with results printed, so that output and exit
- * code can be compared with a run without heisen. Then thread 1 of a team
- * of two takes an omp lock many times (each pair charged: its delay
- * grows) between pieces of plain work, and thread 0 waits for it at a
- * barrier: with heisen's libgomp wrappers the barrier's merge gives
- * thread 0 thread 1's delay, which main keeps to its end:
+ * code can be compared with a run without heisen. Then thread 0 (main)
+ * of a team of two takes an omp lock many times (each pair charged: its
+ * delay grows) between pieces of plain work, and thread 1, a pool
+ * thread, waits for it at a barrier: with heisen's libgomp wrappers the
+ * barrier's merge gives thread 1 main's delay. Nothing merges into
+ * thread 1 after it (no later region), so its state at exit shows it:
  *
  *   openmp_merges IDS      prints results, and writes to the file IDS
  *                          the location ids (-1 without the interposer)
- *                          of the team's two threads and of main after
- *                          the region, for the test to find in the report */
+ *                          of the last team's two threads and of main
+ *                          after it, for the test to find in the report */
 #include <omp.h>
 #include <stdio.h>
 
@@ -25,14 +26,26 @@ int main(int argc, char **argv) {
     /* Every wrapped construct once, results printed. */
     long sum = 0, crit = 0, named = 0, atomic_sum = 0, sections = 0, single = 0, tested = 0;
     long double wide = 0;
-#pragma omp parallel for schedule(dynamic, 3) reduction(+ : sum) num_threads(3)
-    for (long i = 0; i < 1000; i++) sum += i;
-#pragma omp parallel for schedule(guided) reduction(+ : sum) num_threads(3)
-    for (long i = 0; i < 1000; i++) sum += i;
-#pragma omp parallel for schedule(runtime) reduction(+ : sum) num_threads(3)
-    for (long i = 0; i < 1000; i++) sum += i;
+    /* Each schedule is its own combined entry point (GCC 12: the
+     * monotonic and nonmonotonic dynamic, guided and runtime forms);
+     * a static one is GOMP_parallel with the loop inline. */
+    static long a[7][1000];
+#pragma omp parallel for schedule(monotonic : dynamic, 3) num_threads(3)
+    for (long i = 0; i < 1000; i++) a[0][i] = i;
+#pragma omp parallel for schedule(monotonic : guided) num_threads(3)
+    for (long i = 0; i < 1000; i++) a[1][i] = i;
+#pragma omp parallel for schedule(monotonic : runtime) num_threads(3)
+    for (long i = 0; i < 1000; i++) a[2][i] = i;
+#pragma omp parallel for schedule(nonmonotonic : runtime) num_threads(3)
+    for (long i = 0; i < 1000; i++) a[3][i] = i;
+#pragma omp parallel for schedule(dynamic) num_threads(3)
+    for (long i = 0; i < 1000; i++) a[4][i] = i;
+#pragma omp parallel for schedule(guided) num_threads(3)
+    for (long i = 0; i < 1000; i++) a[5][i] = i;
+#pragma omp parallel for schedule(runtime) num_threads(3)
+    for (long i = 0; i < 1000; i++) a[6][i] = i;
 #pragma omp parallel for schedule(static, 5) reduction(+ : sum) num_threads(3)
-    for (long i = 0; i < 1000; i++) sum += i;
+    for (long i = 0; i < 7000; i++) sum += a[i / 1000][i % 1000];
 #pragma omp parallel num_threads(3)
     {
 #pragma omp for schedule(dynamic)
@@ -78,23 +91,39 @@ int main(int argc, char **argv) {
 #pragma omp parallel sections num_threads(2)
     {
 #pragma omp section
-        sum += 0;
+        {
+#pragma omp atomic
+            sections += 100;
+        }
 #pragma omp section
-        sum += 0;
+        {
+#pragma omp atomic
+            sections += 1000;
+        }
+    }
+    /* A try that fails: thread 0 holds the lock across a barrier. */
+    long refused = 0;
+#pragma omp parallel num_threads(2)
+    {
+        if (omp_get_thread_num() == 0) omp_set_lock(&lock);
+#pragma omp barrier
+        if (omp_get_thread_num() == 1 && !omp_test_lock(&lock)) refused++;
+#pragma omp barrier
+        if (omp_get_thread_num() == 0) omp_unset_lock(&lock);
     }
     /* Last, so that no later merge changes what it shows. */
     long taken = 0, ids[2] = {-1, -1};
 #pragma omp parallel num_threads(2)
     {
         int me = omp_get_thread_num();
-        if (me == 1)
+        if (me == 0)
             for (int i = 0; i < 20000; i++) {
                 omp_set_lock(&lock);
                 taken++;
                 omp_unset_lock(&lock);
-                /* plain work, so that thread 1 reaches the barrier well
-                 * after thread 0 without heisen too */
-                for (volatile int k = 0; k < 300; k++)
+                /* plain work, so that thread 0 reaches the barrier well
+                 * after thread 1 without heisen too */
+                for (volatile int k = 0; k < 3000; k++)
                     ;
             }
 #pragma omp barrier
@@ -103,8 +132,8 @@ int main(int argc, char **argv) {
     long main_id = location();
 
     omp_destroy_lock(&lock);
-    printf("taken %ld sum %ld critical %ld named %ld atomic %ld wide %.0Lf sections %ld single %ld tested>0 %d\n",
-           taken, sum, crit, named, atomic_sum, wide, sections, single, tested > 0);
+    printf("taken %ld sum %ld critical %ld named %ld atomic %ld wide %.0Lf sections %ld single %ld tested>0 %d refused %ld\n",
+           taken, sum, crit, named, atomic_sum, wide, sections, single, tested > 0, refused);
     FILE *f = argc > 1 ? fopen(argv[1], "w") : NULL;
     if (f) {
         fprintf(f, "%ld %ld %ld\n", ids[0], ids[1], main_id);
