@@ -14,9 +14,10 @@
 //! `heisen_process_runtime_v1`; on first use a copy looks that symbol up in
 //! the process's global scope (`dlsym(RTLD_DEFAULT)`), which finds the
 //! copy loaded first, and uses that copy's runtime instead of making its
-//! own. The function takes an ABI fingerprint (crate version, type sizes,
-//! `K`): copies from another build refuse each other, and the one that
-//! cannot share keeps a runtime of its own and says so at exit.
+//! own. The function takes an ABI fingerprint (crate version, a hash of
+//! the sources and the compiler, type sizes, `K`): copies from another
+//! build refuse each other, and the one that cannot share keeps a runtime
+//! of its own and says so at exit.
 
 use core::ffi::c_void;
 use core::sync::atomic::{
@@ -418,13 +419,22 @@ pub struct Runtime {
 static RUNTIME: AtomicPtr<Runtime> = AtomicPtr::new(core::ptr::null_mut());
 static INIT: Mutex<()> = Mutex::new(());
 
-/// Version and layout fingerprint two copies must share to share a runtime.
+/// Version, source and layout fingerprint two copies must share to share
+/// a runtime: the crate version, a hash of the sources and the compiler
+/// (`build.rs`: two builds of one version may lay a type out alike in
+/// size and differently in fields), and the types' sizes.
 const ABI: u64 = {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    let v = env!("CARGO_PKG_VERSION").as_bytes();
+    let version = env!("CARGO_PKG_VERSION").as_bytes();
+    let source = env!("HEISEN_SOURCE_HASH").as_bytes();
     let mut i = 0;
-    while i < v.len() {
-        h = (h ^ v[i] as u64).wrapping_mul(0x100_0000_01b3);
+    while i < version.len() + source.len() {
+        let b = if i < version.len() {
+            version[i]
+        } else {
+            source[i - version.len()]
+        };
+        h = (h ^ b as u64).wrapping_mul(0x100_0000_01b3);
         i += 1;
     }
     let sizes = [
