@@ -34,7 +34,7 @@ mod table;
 pub mod threads;
 
 use core::panic::AssertUnwindSafe;
-use core::sync::atomic::{AtomicBool, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::panic::catch_unwind;
 use std::sync::OnceLock;
 
@@ -83,6 +83,22 @@ pub(crate) static STATE: OnceLock<State> = OnceLock::new();
 /// (`Runtime::stop_in_forked_child`).
 static FORKED: AtomicBool = AtomicBool::new(false);
 
+/// The thread running the constructor ([`me`]) while it runs, else 0.
+/// The constructor allocates (the runtime, the tables, a scratch thread
+/// state of 146 KiB per calibration) on a thread that has no state yet. A
+/// library that hooks `sbrk`/`mmap` and takes a pthread lock in its hook
+/// (UCX's ucm: `ucm_sbrk` -> `ucm_event_enter` -> `pthread_rwlock_rdlock`)
+/// calls a wrapper from inside glibc's `malloc`, between its `sbrk` and
+/// its update of the heap's top; the wrapper then registered the thread,
+/// which allocates its state with `malloc` again: the outer `malloc` then
+/// set the heap's top back over the state the inner one had just handed
+/// out, and later allocations overwrote it (MPICH over UCX: garbage in
+/// the main thread's region stack, `free(): invalid size`). While the
+/// constructor runs, its thread's calls with no state of their own (all
+/// but the calibrations' calls, which run on a scratch state) go
+/// unmeasured and allocate nothing.
+static CONSTRUCTING: AtomicUsize = AtomicUsize::new(0);
+
 /// `pthread_atfork`'s child handler: one store, nothing else.
 extern "C" fn in_forked_child() {
     FORKED.store(true, Ordering::Relaxed);
@@ -110,6 +126,10 @@ pub(crate) fn hook<R>(f: impl FnOnce(&'static State) -> R) -> Option<R> {
         return None;
     }
     if reentry::inside() {
+        return None;
+    }
+    let constructing = CONSTRUCTING.load(Ordering::Relaxed);
+    if constructing != 0 && constructing == me() && !heisen_shmem::thread::registered() {
         return None;
     }
     reentry::set_inside(true);
@@ -174,6 +194,15 @@ extern "C" fn init() {
             sems: Table::new(1024, "semaphores"),
             threads: Table::new(4096, "joinable threads"),
         };
+        // Cleared when the constructor ends, by a panic too.
+        struct Constructed;
+        impl Drop for Constructed {
+            fn drop(&mut self) {
+                CONSTRUCTING.store(0, Ordering::Relaxed);
+            }
+        }
+        CONSTRUCTING.store(me(), Ordering::Relaxed);
+        let _constructed = Constructed;
         if STATE.set(state).is_err() {
             return;
         }
