@@ -1,7 +1,8 @@
-//! A hash of the runtime's sources (this crate's and, in the workspace,
-//! heisen-core's) and of the compiler's version, for the fingerprint that
-//! two copies of the runtime in one process must share to share a
-//! runtime (`src/runtime.rs`, `ABI`). The crate version and the types'
+//! A hash of the runtime's sources and of the compiler's version, for the
+//! fingerprint that two copies of the runtime in one process must share
+//! to share a runtime (DESIGN §2, one runtime per real process;
+//! `src/runtime.rs`, `ABI`, which also folds in heisen-core's
+//! `SOURCE_HASH`). The crate version and the types'
 //! sizes alone let copies of two builds of one version share a runtime
 //! whose layouts differ: a field that changed type within its padding
 //! (2026-11-29) corrupted memory when a `libheisen_mpi.so` and a
@@ -31,10 +32,9 @@ fn main() {
             h = (h ^ u64::from(*b)).wrapping_mul(0x100_0000_01b3);
         }
     };
-    for root in [manifest.join("src"), manifest.join("../core/src")] {
-        if !root.is_dir() {
-            continue; // heisen-core from a registry: its version is in ours
-        }
+    // heisen-core's sources come in as `heisen_core::SOURCE_HASH` (its
+    // own build.rs), wherever that crate is built from.
+    for root in [manifest.join("src")] {
         println!("cargo:rerun-if-changed={}", root.display());
         let mut list = Vec::new();
         files(&root, &mut list);

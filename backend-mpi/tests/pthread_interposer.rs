@@ -24,8 +24,14 @@ fn pthread_interposer() -> PathBuf {
     cmd.args(["build", "-q", "-p", "heisen-pthread"])
         .env("CARGO_TARGET_DIR", target)
         .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join(".."));
-    if profile.file_name().is_some_and(|n| n == "release") {
-        cmd.arg("--release");
+    match profile.file_name().and_then(|n| n.to_str()) {
+        Some("debug") | None => {}
+        Some("release") => {
+            cmd.arg("--release");
+        }
+        Some(other) => {
+            cmd.args(["--profile", other]);
+        }
     }
     let status = cmd.status().expect("cargo runs");
     assert!(status.success(), "cargo build -p heisen-pthread");

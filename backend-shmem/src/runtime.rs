@@ -420,22 +420,25 @@ static RUNTIME: AtomicPtr<Runtime> = AtomicPtr::new(core::ptr::null_mut());
 static INIT: Mutex<()> = Mutex::new(());
 
 /// Version, source and layout fingerprint two copies must share to share
-/// a runtime: the crate version, a hash of the sources and the compiler
-/// (`build.rs`: two builds of one version may lay a type out alike in
-/// size and differently in fields), and the types' sizes.
+/// a runtime: the crate version, a hash of this crate's sources and the
+/// compiler (`build.rs`) and of heisen-core's (`SOURCE_HASH`): two builds
+/// of one version may lay a type out alike in size and differently in
+/// fields; and the types' sizes.
 const ABI: u64 = {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    let version = env!("CARGO_PKG_VERSION").as_bytes();
-    let source = env!("HEISEN_SOURCE_HASH").as_bytes();
-    let mut i = 0;
-    while i < version.len() + source.len() {
-        let b = if i < version.len() {
-            version[i]
-        } else {
-            source[i - version.len()]
-        };
-        h = (h ^ b as u64).wrapping_mul(0x100_0000_01b3);
-        i += 1;
+    let parts: [&[u8]; 3] = [
+        env!("CARGO_PKG_VERSION").as_bytes(),
+        env!("HEISEN_SOURCE_HASH").as_bytes(),
+        heisen_core::SOURCE_HASH.as_bytes(),
+    ];
+    let mut p = 0;
+    while p < parts.len() {
+        let mut i = 0;
+        while i < parts[p].len() {
+            h = (h ^ parts[p][i] as u64).wrapping_mul(0x100_0000_01b3);
+            i += 1;
+        }
+        p += 1;
     }
     let sizes = [
         core::mem::size_of::<Runtime>(),

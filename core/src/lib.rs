@@ -114,3 +114,10 @@ pub use location::{
 pub use merge::{Dependency, Form};
 pub use path::Snapshot;
 pub use piggyback::{DecodeError, EncodeError, Flags, Pending, Piggyback};
+
+/// A hash of this crate's sources (`build.rs`), in hex: a runtime that
+/// shares its state between copies of its code in one process (DESIGN
+/// §2) folds it into the fingerprint the copies compare, so that copies
+/// built on two versions of the kernel refuse each other even where every
+/// type kept its size.
+pub const SOURCE_HASH: &str = env!("HEISEN_CORE_SOURCE_HASH");

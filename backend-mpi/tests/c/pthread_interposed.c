@@ -5,6 +5,7 @@
 #include <mpi.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 static pthread_barrier_t barrier;
 static pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
@@ -22,7 +23,12 @@ static void *worker(void *arg) {
 
 int main(int argc, char **argv) {
     int provided, rank;
+    /* Grow the heap before MPI_Init, so that its first allocations move
+     * the heap's top through UCX's sbrk hook. */
+    static void *small[10000];
+    for (int i = 0; i < 10000; i++) small[i] = malloc(64);
     MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+    for (int i = 0; i < 10000; i++) free(small[i]);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     pthread_barrier_init(&barrier, NULL, 2);
     pthread_t t;

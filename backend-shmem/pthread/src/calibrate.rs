@@ -170,11 +170,14 @@ fn barriers_semaphores_threads(rt: &'static Runtime, a: &Actions, before: f64) {
     let mut s = Box::new(unsafe { core::mem::zeroed::<libc::sem_t>() });
     let s: *mut libc::sem_t = &mut *s;
     // SAFETY: as in `all`; the barrier (one participant) and the
-    // semaphore are initialised first.
-    unsafe {
+    // semaphore are initialised first, on a scratch state as every
+    // calibration call is: the constructor's own thread has none yet, and
+    // its wrapped calls go unmeasured until it has (`crate::CONSTRUCTING`),
+    // which would leave the barrier's count unset.
+    calibrating(rt, || unsafe {
         threads::pthread_barrier_init(b, ptr::null(), 1);
         threads::sem_init(s, 0, 0);
-    }
+    });
     // A barrier's own work, arrival and exit, without the original wait
     // (which both versions pay; with one participant it is a wake-up
     // system call every time).

@@ -96,7 +96,9 @@ static FORKED: AtomicBool = AtomicBool::new(false);
 /// the main thread's region stack, `free(): invalid size`). While the
 /// constructor runs, its thread's calls with no state of their own (all
 /// but the calibrations' calls, which run on a scratch state) go
-/// unmeasured and allocate nothing.
+/// unmeasured and allocate nothing: the program's behaviour comes before
+/// its measurement (an interposer changes nothing the program sees).
+/// The constructor then registers its thread itself, outside `malloc`.
 static CONSTRUCTING: AtomicUsize = AtomicUsize::new(0);
 
 /// `pthread_atfork`'s child handler: one store, nothing else.
@@ -207,6 +209,11 @@ extern "C" fn init() {
             return;
         }
         calibrate::all(rt, &actions);
+        // The loading thread's location, now: its registration allocates,
+        // and here no wrapper it triggers can register it again (above).
+        // Later, a first wrapped call that came from inside `malloc` (a
+        // memory hook's lock) would allocate there.
+        heisen_shmem::with_current(|_| ());
         // SAFETY: registering plain extern "C" functions. The exit handler
         // runs before the runtime's own (registered earlier), so its notes
         // reach the report's stderr lines; the fork handler only stores.

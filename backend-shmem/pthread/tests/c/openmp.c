@@ -1,9 +1,8 @@
-/* OpenMP: libgomp makes its threads with pthread_create, but its
- * barriers, locks and critical sections are futexes, not pthread calls,
- * so heisen sees the threads (their start and end) and only the
- * synchronisation the program does through pthreads itself. The results
- * and the exit code must be the same with and without
- * LD_PRELOAD=libheisen_pthread.so. */
+/* OpenMP beside the program's own pthread calls: libgomp makes its
+ * threads with pthread_create, and its barriers, locks and critical
+ * sections are futexes, which the interposer sees through its wrappers of
+ * libgomp's entry points (src/openmp.rs). The results and the exit code
+ * must be the same with and without LD_PRELOAD=libheisen_pthread.so. */
 #include <omp.h>
 #include <pthread.h>
 #include <stdio.h>
