@@ -290,16 +290,10 @@ fn random_programs_lose_no_call_and_refuse_no_exit() {
         }
         return;
     }
-    let dir = out_dir(name);
-    let out = child(
-        name,
-        &[("HEISEN_OUTPUT", dir.to_str().expect("utf-8 path"))],
-    );
-    assert!(out.status.success(), "{out:?}");
+    let (out, report) = child_report(name);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!stderr.contains("heisen:"), "nothing went wrong: {stderr}");
-    let report = report_in(&dir);
     let expected: Vec<(String, u64)> = stdout
         .lines()
         // (the harness's own "test … ..." may begin the first line)

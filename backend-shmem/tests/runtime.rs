@@ -30,15 +30,10 @@ fn report_at_exit_has_every_thread_its_regions_and_the_calibration() {
         println!("program output");
         return;
     }
-    let dir = out_dir("report_at_exit");
-    let out = child(
-        "report_at_exit_has_every_thread_its_regions_and_the_calibration",
-        &[("HEISEN_OUTPUT", dir.to_str().expect("utf-8 path"))],
-    );
-    assert!(out.status.success(), "{out:?}");
+    let (out, report) =
+        child_report("report_at_exit_has_every_thread_its_regions_and_the_calibration");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!stderr.contains("heisen:"), "nothing went wrong: {stderr}");
-    let report = report_in(&dir);
     let header = &report["header"];
     assert_eq!(header["backend"], "shmem");
     assert_eq!(header["form"], "timestamped");
@@ -220,13 +215,7 @@ fn thousands_of_threads_over_a_run_are_all_measured_and_reported() {
         }
         return;
     }
-    let dir = out_dir("thousands_of_threads");
-    let out = child(
-        name,
-        &[("HEISEN_OUTPUT", dir.to_str().expect("utf-8 path"))],
-    );
-    assert!(out.status.success(), "{out:?}");
-    let report = report_in(&dir);
+    let (out, report) = child_report(name);
     let runtime = &report["runtime"];
     // The spawner holds one slot: the crowd finds the other 511 free.
     let free = heisen_shmem::runtime::MAX_THREADS as u64 - 1;
@@ -293,13 +282,7 @@ fn a_spawned_threads_registration_is_in_its_measured_time_and_overhead() {
         }
         return;
     }
-    let dir = out_dir("registration_overhead");
-    let out = child(
-        name,
-        &[("HEISEN_OUTPUT", dir.to_str().expect("utf-8 path"))],
-    );
-    assert!(out.status.success(), "{out:?}");
-    let report = report_in(&dir);
+    let (_, report) = child_report(name);
     let cost = |action: &str| {
         report["header"]["actions"]
             .as_array()
@@ -358,13 +341,7 @@ fn tables_overflowed_on_many_threads_are_one_line_at_exit() {
         }
         return;
     }
-    let dir = out_dir("overflow_one_line");
-    let out = child(
-        name,
-        &[("HEISEN_OUTPUT", dir.to_str().expect("utf-8 path"))],
-    );
-    assert!(out.status.success(), "{out:?}");
-    let report = report_in(&dir);
+    let (out, report) = child_report(name);
     let locations = report["locations"].as_array().expect("locations");
     let frames: Vec<u64> = locations
         .iter()
@@ -418,13 +395,7 @@ fn threads_still_running_at_exit_are_reported_as_they_were() {
         core::mem::forget(work);
         return;
     }
-    let dir = out_dir(name);
-    let out = child(
-        name,
-        &[("HEISEN_OUTPUT", dir.to_str().expect("utf-8 path"))],
-    );
-    assert!(out.status.success(), "{out:?}");
-    let report = report_in(&dir);
+    let (_, report) = child_report(name);
     let rt = &report["runtime"];
     let reported = rt["running_reported"].as_u64().expect("running_reported");
     let unread = rt["running_at_exit"].as_u64().expect("running_at_exit");

@@ -38,35 +38,53 @@ fn assert_twigs_per_worker(report: &Value, twig: &str) {
     );
 }
 
-#[test]
-fn fidelity_program_instrumented_computes_what_the_plain_one_does() {
-    let dir = work_dir("fidelity");
-    let fidelity = source("examples/fidelity.c");
+/// `examples/<example>` built plain (`cc` with `plain_flags`) and
+/// instrumented (with libheisen and `instrumented_flags`) in `dir`, each
+/// run for [`STEPS`] steps, the instrumented one writing its report into
+/// `dir` with nothing on stderr: both runs' stdout.
+fn both_ways(
+    dir: &std::path::Path,
+    example: &str,
+    plain_flags: &[&str],
+    instrumented_flags: &[&str],
+) -> (String, String) {
+    let program = source(&format!("examples/{example}"));
     let plain = dir.join("plain");
     let out = std::process::Command::new("cc")
-        .args(["-O2", "-pthread", "-o"])
+        .arg("-O2")
+        .args(plain_flags)
+        .arg("-o")
         .arg(&plain)
-        .arg(&fidelity)
+        .arg(&program)
         .output()
         .expect("run cc");
     assert!(out.status.success(), "{}", describe(&out));
-    let instrumented = build(
-        Language::C,
-        &dir,
-        "instrumented",
-        &[fidelity],
-        &["-O2", "-DHEISEN", "-finstrument-functions"],
-    );
+    let flags: Vec<&str> = ["-O2"]
+        .into_iter()
+        .chain(instrumented_flags.iter().copied())
+        .collect();
+    let instrumented = build(Language::C, dir, "instrumented", &[program], &flags);
     let steps = STEPS.to_string();
-    let plain_out = stdout(&run(&plain, &dir, &[&steps], &[]));
+    let plain_out = stdout(&run(&plain, dir, &[&steps], &[]));
     let out = run(
         &instrumented,
-        &dir,
+        dir,
         &[&steps],
         &[("HEISEN_OUTPUT", dir.to_str().expect("utf-8"))],
     );
     assert!(out.stderr.is_empty(), "{}", describe(&out));
-    let instrumented_out = stdout(&out);
+    (plain_out, stdout(&out))
+}
+
+#[test]
+fn fidelity_program_instrumented_computes_what_the_plain_one_does() {
+    let dir = work_dir("fidelity");
+    let (plain_out, instrumented_out) = both_ways(
+        &dir,
+        "fidelity.c",
+        &["-pthread"],
+        &["-DHEISEN", "-finstrument-functions"],
+    );
     for worker in 0..2 {
         let checksum = |text: &str| {
             let line = worker_line(text, worker);
@@ -200,33 +218,14 @@ fn interleaved_program_measures_only_its_instrumented_copy() {
 #[test]
 fn openmp_fidelity_program_counts_every_call_of_both_threads() {
     let dir = work_dir("openmp_fidelity");
-    let openmp = source("examples/openmp_fidelity.c");
-    let plain = dir.join("plain");
-    let out = std::process::Command::new("cc")
-        .args(["-O2", "-fopenmp", "-o"])
-        .arg(&plain)
-        .arg(&openmp)
-        .output()
-        .expect("run cc");
-    assert!(out.status.success(), "{}", describe(&out));
-    let instrumented = build(
-        Language::C,
+    let (plain_out, instrumented_out) = both_ways(
         &dir,
-        "instrumented",
-        &[openmp],
-        &["-O2", "-fopenmp", "-finstrument-functions"],
+        "openmp_fidelity.c",
+        &["-fopenmp"],
+        &["-fopenmp", "-finstrument-functions"],
     );
-    let steps = STEPS.to_string();
     let checksum = |text: &str| text.split("checksum ").nth(1).map(str::to_owned);
-    let plain_out = stdout(&run(&plain, &dir, &[&steps], &[]));
-    let out = run(
-        &instrumented,
-        &dir,
-        &[&steps],
-        &[("HEISEN_OUTPUT", dir.to_str().expect("utf-8"))],
-    );
-    assert!(out.stderr.is_empty(), "{}", describe(&out));
-    assert_eq!(checksum(&plain_out), checksum(&stdout(&out)));
+    assert_eq!(checksum(&plain_out), checksum(&instrumented_out));
     let report = report(&dir);
     assert_twigs_per_worker(&report, "twig");
     assert_eq!(

@@ -28,11 +28,6 @@ pub struct MutexState {
 }
 
 impl MutexState {
-    /// No owner, no release to merge (a destroyed object's entry).
-    pub(crate) fn clear(&self) {
-        self.reset();
-    }
-
     fn reset(&self) {
         self.owner.store(0, Ordering::Relaxed);
         self.depth.store(0, Ordering::Relaxed);
@@ -99,12 +94,18 @@ pub(crate) fn taken_by_try(st: &'static State, key: usize) {
     }
 }
 
-/// Resets the entry of the mutex-like object at `key`, if it has one (an
-/// OpenMP lock made at an address another used).
-pub(crate) fn forget_mutex(st: &'static State, key: usize) {
-    if let Some(e) = st.mutexes.get(key) {
-        e.reset();
-    }
+/// A mutex-like object made at `key` (`pthread_mutex_init`, an OpenMP
+/// lock): a fresh entry, no release to merge from an object that was there
+/// before.
+pub(crate) fn mutex_made(key: usize) {
+    hook(|st| st.mutexes.get(key).map(MutexState::reset));
+}
+
+/// A mutex-like object at `key` whose destroy returned `rc`: on success
+/// its entry is reset and freed for the next object (R12: the table never
+/// fills with destroyed objects); `rc` is returned.
+pub(crate) fn mutex_destroyed(rc: c_int, key: usize) -> c_int {
+    destroyed(rc, key, |st| &st.mutexes, MutexState::reset)
 }
 
 /// After an acquire that returned `rc`: the hand-off merge (R8).
@@ -202,7 +203,7 @@ pub unsafe extern "C-unwind" fn pthread_mutex_init(
     m: *mut pthread_mutex_t,
     attr: *const libc::pthread_mutexattr_t,
 ) -> c_int {
-    hook(|st| st.mutexes.get(m as usize).map(MutexState::reset));
+    mutex_made(m as usize);
     // SAFETY: the caller's arguments, passed on.
     unsafe { real::pthread_mutex_init(m, attr) }
 }
@@ -213,7 +214,7 @@ pub unsafe extern "C-unwind" fn pthread_mutex_init(
 pub unsafe extern "C-unwind" fn pthread_mutex_destroy(m: *mut pthread_mutex_t) -> c_int {
     // SAFETY: the caller's argument, passed on.
     let rc = unsafe { real::pthread_mutex_destroy(m) };
-    destroyed(rc, m as usize, |st| &st.mutexes, MutexState::reset)
+    mutex_destroyed(rc, m as usize)
 }
 
 /// `pthread_cond_destroy`: the entry is freed for the next object (its

@@ -365,27 +365,42 @@ pub unsafe extern "C-unwind" fn GOMP_atomic_end() {
     });
 }
 
-/// `omp_init_lock`: a fresh entry for the address (a lock made where
+/// A lock made at `l` by `call`: a fresh entry (a lock made where
 /// another was destroyed starts with no release to merge).
-#[unsafe(no_mangle)]
-pub unsafe extern "C-unwind" fn omp_init_lock(l: *mut c_void) {
-    hook(|st| crate::objects::forget_mutex(st, l as usize));
-    // SAFETY: the caller's argument, passed on.
-    unsafe { real::omp_init_lock(l) }
+fn init_lock(l: *mut c_void, call: impl FnOnce()) {
+    crate::objects::mutex_made(l as usize);
+    call();
 }
 
-/// `omp_destroy_lock`: the entry is freed for the next object (R12: the
-/// table never fills with destroyed locks).
+/// A lock at `l` destroyed by `call`: its entry is freed for the next
+/// object (R12: the table never fills with destroyed locks).
+fn destroy_lock(l: *mut c_void, call: impl FnOnce()) {
+    call();
+    crate::objects::mutex_destroyed(0, l as usize);
+}
+
+/// What a try of the lock at `l` returned, `rc` (nonzero: taken): a
+/// success merges the previous release with no wait; a failure merges
+/// nothing and reads no clock (R8).
+fn tried<R: PartialEq + Default>(l: *mut c_void, rc: R) -> R {
+    if rc != R::default() {
+        hook(|st| crate::objects::taken_by_try(st, l as usize));
+    }
+    rc
+}
+
+/// `omp_init_lock`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C-unwind" fn omp_init_lock(l: *mut c_void) {
+    // SAFETY: the caller's argument, passed on.
+    init_lock(l, || unsafe { real::omp_init_lock(l) });
+}
+
+/// `omp_destroy_lock`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C-unwind" fn omp_destroy_lock(l: *mut c_void) {
     // SAFETY: the caller's argument, passed on.
-    unsafe { real::omp_destroy_lock(l) };
-    crate::destroyed(
-        0,
-        l as usize,
-        |st| &st.mutexes,
-        crate::objects::MutexState::clear,
-    );
+    destroy_lock(l, || unsafe { real::omp_destroy_lock(l) });
 }
 
 /// `omp_set_lock`: merges the previous `omp_unset_lock` (R8). A lock
@@ -393,12 +408,9 @@ pub unsafe extern "C-unwind" fn omp_destroy_lock(l: *mut c_void) {
 /// without a wait (as `pthread_mutex_lock`'s is).
 #[unsafe(no_mangle)]
 pub unsafe extern "C-unwind" fn omp_set_lock(l: *mut c_void) {
-    if hook(|_| ()).is_some() {
-        // SAFETY: the caller's argument, passed on.
-        if unsafe { real::omp_test_lock(l) } != 0 {
-            hook(|st| crate::objects::taken_by_try(st, l as usize));
-            return;
-        }
+    // SAFETY: the caller's argument, passed on.
+    if hook(|_| ()).is_some() && tried(l, unsafe { real::omp_test_lock(l) }) != 0 {
+        return;
     }
     // SAFETY: the caller's argument, passed on.
     acquire(l as usize, || unsafe { real::omp_set_lock(l) });
@@ -411,16 +423,11 @@ pub unsafe extern "C-unwind" fn omp_unset_lock(l: *mut c_void) {
     release(l as usize, || unsafe { real::omp_unset_lock(l) });
 }
 
-/// `omp_test_lock`: a success merges the previous release with no wait; a
-/// failure merges nothing and reads no clock (R8).
+/// `omp_test_lock` ([`tried`]).
 #[unsafe(no_mangle)]
 pub unsafe extern "C-unwind" fn omp_test_lock(l: *mut c_void) -> c_int {
     // SAFETY: the caller's argument, passed on.
-    let rc = unsafe { real::omp_test_lock(l) };
-    if rc != 0 {
-        hook(|st| crate::objects::taken_by_try(st, l as usize));
-    }
-    rc
+    tried(l, unsafe { real::omp_test_lock(l) })
 }
 
 // gfortran's `call omp_set_lock(l)` comes by these (libgomp's Fortran
@@ -430,22 +437,15 @@ pub unsafe extern "C-unwind" fn omp_test_lock(l: *mut c_void) -> c_int {
 /// gfortran's `omp_init_lock`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C-unwind" fn omp_init_lock_(l: *mut c_void) {
-    hook(|st| crate::objects::forget_mutex(st, l as usize));
     // SAFETY: the caller's argument, passed on.
-    unsafe { real::omp_init_lock_(l) }
+    init_lock(l, || unsafe { real::omp_init_lock_(l) });
 }
 
 /// gfortran's `omp_destroy_lock`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C-unwind" fn omp_destroy_lock_(l: *mut c_void) {
     // SAFETY: the caller's argument, passed on.
-    unsafe { real::omp_destroy_lock_(l) };
-    crate::destroyed(
-        0,
-        l as usize,
-        |st| &st.mutexes,
-        crate::objects::MutexState::clear,
-    );
+    destroy_lock(l, || unsafe { real::omp_destroy_lock_(l) });
 }
 
 /// gfortran's `omp_set_lock`.
@@ -462,13 +462,9 @@ pub unsafe extern "C-unwind" fn omp_unset_lock_(l: *mut c_void) {
     release(l as usize, || unsafe { real::omp_unset_lock_(l) });
 }
 
-/// gfortran's `omp_test_lock` (a Fortran `logical`).
+/// gfortran's `omp_test_lock` (a Fortran `logical`; [`tried`]).
 #[unsafe(no_mangle)]
 pub unsafe extern "C-unwind" fn omp_test_lock_(l: *mut c_void) -> i32 {
     // SAFETY: the caller's argument, passed on.
-    let rc = unsafe { real::omp_test_lock_(l) };
-    if rc != 0 {
-        hook(|st| crate::objects::taken_by_try(st, l as usize));
-    }
-    rc
+    tried(l, unsafe { real::omp_test_lock_(l) })
 }

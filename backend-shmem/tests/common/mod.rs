@@ -46,6 +46,19 @@ pub(crate) fn child(name: &str, env: &[(&str, &str)]) -> Output {
     cmd.output().expect("run the child")
 }
 
+/// Runs test `name` in a child that writes its report into a fresh
+/// directory of its own: the child's output, which must say it succeeded,
+/// and the report.
+pub(crate) fn child_report(name: &str) -> (Output, Value) {
+    let dir = out_dir(name);
+    let out = child(
+        name,
+        &[("HEISEN_OUTPUT", dir.to_str().expect("utf-8 path"))],
+    );
+    assert!(out.status.success(), "{out:?}");
+    (out, report_in(&dir))
+}
+
 /// The one report file in `dir`, parsed.
 pub(crate) fn report_in(dir: &Path) -> Value {
     let files: Vec<PathBuf> = std::fs::read_dir(dir)
