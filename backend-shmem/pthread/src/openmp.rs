@@ -423,7 +423,7 @@ pub unsafe extern "C-unwind" fn omp_unset_lock(l: *mut c_void) {
     release(l as usize, || unsafe { real::omp_unset_lock(l) });
 }
 
-/// `omp_test_lock` ([`tried`]).
+/// `omp_test_lock` (`tried`).
 #[unsafe(no_mangle)]
 pub unsafe extern "C-unwind" fn omp_test_lock(l: *mut c_void) -> c_int {
     // SAFETY: the caller's argument, passed on.
@@ -462,7 +462,7 @@ pub unsafe extern "C-unwind" fn omp_unset_lock_(l: *mut c_void) {
     release(l as usize, || unsafe { real::omp_unset_lock_(l) });
 }
 
-/// gfortran's `omp_test_lock` (a Fortran `logical`; [`tried`]).
+/// gfortran's `omp_test_lock` (a Fortran `logical`; `tried`).
 #[unsafe(no_mangle)]
 pub unsafe extern "C-unwind" fn omp_test_lock_(l: *mut c_void) -> i32 {
     // SAFETY: the caller's argument, passed on.
