@@ -18,6 +18,9 @@
 //! - **Join**: each member's end of the region is folded into the team;
 //!   the encountering thread's return from the original call merges them
 //!   all (its wait at the join is the barrier's, n-to-1).
+//! - **Tasks** (`GOMP_task`, `GOMP_taskwait`, `GOMP_taskgroup_*`): the
+//!   task's record travels with it, its start merges its creator and its
+//!   end is merged by what waits for it (`tasks`).
 //! - **Critical sections and locks** (`GOMP_critical_*`, named ones keyed
 //!   by their name's address, `GOMP_atomic_*`, `omp_*_lock` and
 //!   gfortran's `omp_*_lock_`): the next acquire merges the previous
@@ -31,8 +34,7 @@
 //! on the host — never counts as the outer team's). The trampoline is
 //! `extern "C"`: a body that unwinds aborts, as OpenMP requires of a
 //! structured block anyway. Not wrapped, so unmerged, and run as without
-//! heisen: tasks (`GOMP_task`, `taskwait`, `taskgroup`), cancellation
-//! forms, nest locks, `GOMP_parallel_reductions` (its team runs without a
+//! heisen: `taskloop` (and what else `tasks` names), cancellation forms, nest locks, `GOMP_parallel_reductions` (its team runs without a
 //! trampoline: libgomp reads the region's data), the pre-4.9
 //! `GOMP_parallel_start`, `teams`; clang's OpenMP runtime (libomp) has
 //! entry points of its own (`__kmpc_*`), though its `omp_*_lock` are
@@ -58,10 +60,13 @@ use crate::objects::{after_lock, before_lock, before_unlock};
 use crate::real::{self, Body};
 use crate::threads::{self, BarrierState};
 
+pub mod tasks;
+
 /// A parallel region under way: the body and its data, the fork's record,
-/// the team's barrier episodes and the members' ends. Lives in the frame
-/// of the wrapper that started the region, which the original call
-/// leaves only after every member's body returned.
+/// the team's barrier episodes (with its tasks' ends) and the members'
+/// ends. Lives in the frame of the wrapper that started the region, which
+/// the original call leaves only after every member's body returned (and
+/// every task of the team ended).
 struct Team {
     body: Body,
     data: *mut c_void,
@@ -125,7 +130,7 @@ unsafe extern "C" fn trampoline(data: *mut c_void) {
         });
     }
     // SAFETY: the program's body with its data, as libgomp would call it.
-    unsafe { (team.body)(team.data) };
+    tasks::implicit(|| unsafe { (team.body)(team.data) });
     hook(|st| {
         if let Some((begin, record)) = with_current(|s| s.arrive(st.actions.join)) {
             let mut join = team.join.lock().unwrap_or_else(|p| p.into_inner());
@@ -152,7 +157,9 @@ fn parallel<R>(body: Body, data: *mut c_void, start: impl FnOnce(Body, *mut c_vo
     };
     let r = start(trampoline, ptr::from_ref(&team).cast_mut().cast());
     hook(|st| {
-        let (all, begin) = *team.join.lock().unwrap_or_else(|p| p.into_inner());
+        let (ends, begin) = *team.join.lock().unwrap_or_else(|p| p.into_inner());
+        // The tasks of the region's last episode ended at its final barrier.
+        let all = ends.combine(&team.barrier.tasks(team.barrier.generation()));
         if let Some(begin) = begin {
             with_current(|s| s.leave(begin, &all, st.actions.join));
         }
@@ -257,14 +264,18 @@ pub unsafe extern "C-unwind" fn GOMP_parallel_reductions(
     unsafe { real::GOMP_parallel_reductions(f, d, n, flags) }
 }
 
+/// This thread's team if its innermost region is that team's: not in a
+/// team nested in it that heisen did not start (another nesting level).
+fn own_team() -> Option<&'static Team> {
+    // SAFETY: libgomp's query, inside its region.
+    team().filter(|t| t.level.load(Ordering::Relaxed) == unsafe { real::omp_get_level() })
+}
+
 /// A team barrier by `call`: every member's exit merges every arrival of
-/// its episode (R6). Outside a wrapped region, or in a team nested in one
-/// that heisen did not start (another nesting level), the original alone.
+/// its episode and the ends of the tasks created in it (R6). Outside a
+/// wrapped region (`own_team`), the original alone.
 fn barrier(call: impl FnOnce()) {
-    let arrived = team()
-        // SAFETY: libgomp's query, inside its region.
-        .filter(|t| t.level.load(Ordering::Relaxed) == unsafe { real::omp_get_level() })
-        .and_then(|t| hook(|st| threads::arrive_at(st, &t.barrier)).flatten());
+    let arrived = own_team().and_then(|t| hook(|st| threads::arrive_at(st, &t.barrier)).flatten());
     call();
     if let Some(arrival) = arrived {
         hook(|st| threads::leave(st, arrival));

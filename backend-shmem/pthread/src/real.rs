@@ -165,8 +165,11 @@ originals! {
     sem_destroy(s: *mut sem_t) -> c_int;
 }
 
-/// An OpenMP parallel region's outlined body (libgomp's ABI).
+/// An OpenMP parallel region's or task's outlined body (libgomp's ABI).
 pub(crate) type Body = unsafe extern "C" fn(*mut c_void);
+
+/// A task's copy function (`cpyfn`: the task's data from the creator's).
+pub(crate) type TaskCopy = unsafe extern "C" fn(*mut c_void, *mut c_void);
 
 // libgomp's entry points (GCC's and gfortran's OpenMP), looked up the same
 // way when a program that uses them first calls one.
@@ -204,6 +207,10 @@ originals! {
     omp_test_lock(l: *mut c_void) -> c_int;
     omp_get_num_threads() -> c_int;
     omp_get_thread_num() -> c_int;
+    GOMP_task(f: Body, d: *mut c_void, copy: Option<TaskCopy>, size: c_long, align: c_long, if_clause: bool, flags: c_uint, depend: *mut *mut c_void, priority: c_int, detach: *mut c_void) -> ();
+    GOMP_taskwait() -> ();
+    GOMP_taskgroup_start() -> ();
+    GOMP_taskgroup_end() -> ();
 }
 
 /// `pthread_exit`'s original (it does not return).

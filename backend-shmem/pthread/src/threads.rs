@@ -38,6 +38,36 @@ impl BarrierState {
     pub(crate) fn set_count(&self, count: usize) {
         self.count.store(count, Ordering::Relaxed);
     }
+
+    /// The episode under way for a thread that has not arrived at its end.
+    pub(crate) fn generation(&self) -> u64 {
+        self.episode
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .generation
+    }
+
+    /// Folds the end of an OpenMP task created in episode `g`: the barrier
+    /// ending that episode returns only after the task ended, so its exit
+    /// merges it with the arrivals (R6, R8).
+    pub(crate) fn task_ended(&self, g: u64, end: &Record) {
+        let mut ep = self.episode.lock().unwrap_or_else(|p| p.into_inner());
+        let slot = &mut ep.tasks[(g % 2) as usize];
+        if slot.0 != g {
+            // Every thread left episode `g - 2`'s barrier before any of
+            // them arrived at `g - 1`'s, and so before a task of `g` began.
+            *slot = (g, Exchange::EMPTY);
+        }
+        slot.1 = slot.1.combine(&Exchange::entry(end, 0));
+    }
+
+    /// The ends of the tasks created in episode `g`.
+    pub(crate) fn tasks(&self, g: u64) -> Exchange<SELECTED> {
+        self.episode
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .tasks_of(g)
+    }
 }
 
 #[derive(Debug)]
@@ -46,6 +76,16 @@ struct Episode {
     generation: u64,
     entries: Exchange<SELECTED>,
     results: [Exchange<SELECTED>; 2],
+    /// OpenMP tasks' ends by the episode they were created in, slot
+    /// `g % 2` tagged with its `g`.
+    tasks: [(u64, Exchange<SELECTED>); 2],
+}
+
+impl Episode {
+    fn tasks_of(&self, g: u64) -> Exchange<SELECTED> {
+        let (tag, ends) = self.tasks[(g % 2) as usize];
+        if tag == g { ends } else { Exchange::EMPTY }
+    }
 }
 
 impl Default for Episode {
@@ -55,6 +95,7 @@ impl Default for Episode {
             generation: 0,
             entries: Exchange::EMPTY,
             results: [Exchange::EMPTY; 2],
+            tasks: [(0, Exchange::EMPTY), (1, Exchange::EMPTY)],
         }
     }
 }
@@ -133,12 +174,14 @@ pub unsafe extern "C-unwind" fn pthread_barrier_wait(b: *mut pthread_barrier_t) 
 /// What an arrival leaves for its exit: the barrier, the begin, the episode.
 pub(crate) type Arrival<'a> = (&'a BarrierState, u64, u64);
 
-/// The exit: merges every arrival of this thread's episode (R6). Every
-/// arrival of the episode folded in before it entered the original wait,
-/// which returned only after all of them.
+/// The exit: merges every arrival of this thread's episode (R6), and the
+/// ends of the OpenMP tasks created in it. Every arrival of the episode
+/// folded in before it entered the original wait, which returned only
+/// after all of them (and after all of those tasks).
 pub(crate) fn leave(st: &'static State, (e, begin, generation): Arrival<'_>) {
-    let all =
-        e.episode.lock().unwrap_or_else(|p| p.into_inner()).results[(generation % 2) as usize];
+    let ep = e.episode.lock().unwrap_or_else(|p| p.into_inner());
+    let all = ep.results[(generation % 2) as usize].combine(&ep.tasks_of(generation));
+    drop(ep);
     with_current(|s| s.leave(begin, &all, st.actions.barrier_wait));
 }
 

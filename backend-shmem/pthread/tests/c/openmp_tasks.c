@@ -1,0 +1,225 @@
+/* OpenMP tasks under the interposer (src/openmp/tasks.rs: a task's record
+ * travels with it, R8). One scenario per run, so that main's state at
+ * exit is what the scenario left:
+ *
+ *   openmp_tasks run          every kind of task runs; prints results
+ *   openmp_tasks barrier IDS  main makes plain-work tasks, then takes a
+ *                             lock again and again (each pair charged)
+ *                             until thread 1 has run them at the barrier
+ *   openmp_tasks taskwait IDS main waits in `taskwait` for a child that
+ *                             thread 1 runs, dilated by lock pairs
+ *   openmp_tasks taskgroup IDS  the same for a grandchild, created by a
+ *                             child, waited for at the taskgroup's end
+ *
+ * The scenarios with IDS write to that file the location ids of thread 0
+ * (main) and thread 1 of the team, then, for `barrier`, the nanoseconds
+ * of task work each of them ran (by omp_get_wtime around each task's
+ * work). Their stdout is the same with and without heisen. */
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The interposer's, when it is preloaded. */
+extern long heisen_pthread_location(void) __attribute__((weak));
+
+static long location(void) { return heisen_pthread_location ? heisen_pthread_location() : -1; }
+
+static volatile double sink;
+static void work(int n) {
+    double s = 0;
+    for (int i = 0; i < n; i++) s += i * 0.5;
+    sink = s;
+}
+
+static long fib(int n) {
+    if (n < 2) return n;
+    long a, b;
+    /* undeferred below 12 (`if`), a final task below 6 */
+#pragma omp task shared(a) if (n > 12) final(n < 6) mergeable
+    a = fib(n - 1);
+#pragma omp task shared(b) untied priority(n % 3)
+    b = fib(n - 2);
+#pragma omp taskwait
+    return a + b;
+}
+
+static int run(void) {
+    long fibs = 0, vla_sum = 0, grouped = 0, deps = 0, loop = 0, detached = 0, top = 0;
+    int n = 17;
+    long vla[n]; /* firstprivate VLA: GCC copies it with a copy function */
+    for (int i = 0; i < n; i++) vla[i] = i * i;
+    omp_lock_t lock;
+    omp_init_lock(&lock);
+    /* a task outside any parallel region runs at once */
+#pragma omp task shared(top)
+    top = 7;
+#pragma omp parallel num_threads(3)
+    {
+#pragma omp single
+        fibs = fib(20);
+        /* every thread creates tasks, run at the barrier */
+        for (int i = 0; i < 30; i++) {
+#pragma omp task firstprivate(vla, i) shared(vla_sum, lock)
+            {
+                long s = 0;
+                for (int k = 0; k < n; k++) s += vla[k] + i;
+                omp_set_lock(&lock);
+                vla_sum += s;
+                omp_unset_lock(&lock);
+            }
+        }
+#pragma omp barrier
+#pragma omp single
+        {
+#pragma omp taskgroup
+            for (int i = 0; i < 10; i++) {
+#pragma omp task shared(grouped)
+                {
+                    /* grandchildren: the taskgroup waits for them too */
+#pragma omp task shared(grouped)
+                    {
+#pragma omp atomic
+                        grouped += 100;
+                    }
+#pragma omp atomic
+                    grouped += 1;
+                }
+            }
+            /* depend chains: each reads what the one before wrote */
+            long x = 0;
+            for (int i = 0; i < 20; i++) {
+#pragma omp task depend(inout : x) shared(x)
+                x = x * 2 + 1;
+            }
+#pragma omp task depend(in : x) shared(x, deps)
+            deps = x;
+#pragma omp taskwait
+            /* not wrapped, run as without heisen */
+#pragma omp taskloop grainsize(7) reduction(+ : loop)
+            for (int i = 0; i < 100; i++) loop += i;
+            omp_event_handle_t ev;
+            memset(&ev, 0, sizeof ev);
+#pragma omp task detach(ev) shared(detached)
+            {
+                detached = 5;
+                omp_fulfill_event(ev);
+            }
+        }
+        /* a nested region inside a task */
+#pragma omp single nowait
+        {
+#pragma omp task shared(top)
+            {
+#pragma omp parallel num_threads(2)
+                {
+#pragma omp atomic
+                    top += 1;
+                }
+            }
+        }
+    }
+    omp_destroy_lock(&lock);
+    printf("fib %ld vla %ld grouped %ld deps %ld loop %ld detached %ld top>=8 %d\n", fibs, vla_sum,
+           grouped, deps, loop, detached, top >= 8);
+    return 0;
+}
+
+/* Main spins until `*flag` is set (by a task on thread 1); 0 if it was
+ * not within a minute (a guard against a hang, not a timing). */
+static int started(volatile int *flag) {
+    double t0 = omp_get_wtime();
+    while (!__atomic_load_n(flag, __ATOMIC_ACQUIRE))
+        if (omp_get_wtime() - t0 > 60) return 0;
+    return 1;
+}
+
+/* 20,000 lock pairs: each charged by heisen, the task's work dilated. */
+static void dilated(omp_lock_t *lock, volatile int *flag) {
+    __atomic_store_n(flag, 1, __ATOMIC_RELEASE);
+    for (int i = 0; i < 20000; i++) {
+        omp_set_lock(lock);
+        omp_unset_lock(lock);
+        work(300);
+    }
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) return 2;
+    if (!strcmp(argv[1], "run")) return run();
+    if (argc < 3) return 2;
+    FILE *f = fopen(argv[2], "w");
+    if (!f) return 3;
+    long ids[2] = {-1, -1};
+    int ok = 1;
+    if (!strcmp(argv[1], "barrier")) {
+        double ran[2] = {0, 0};
+        omp_lock_t lock;
+        omp_init_lock(&lock);
+        int done = 0;
+#pragma omp parallel num_threads(2)
+        {
+            ids[omp_get_thread_num()] = location();
+            if (omp_get_thread_num() == 0) {
+                for (int i = 0; i < 80; i++) {
+#pragma omp task shared(ran, done)
+                    {
+                        double t0 = omp_get_wtime();
+                        work(200000);
+                        double t = omp_get_wtime() - t0;
+#pragma omp atomic
+                        ran[omp_get_thread_num()] += t;
+                        __atomic_add_fetch(&done, 1, __ATOMIC_RELEASE);
+                    }
+                }
+                /* lock pairs until the tasks are done (or a minute) */
+                double t0 = omp_get_wtime();
+                for (long i = 0; __atomic_load_n(&done, __ATOMIC_ACQUIRE) < 80; i++) {
+                    omp_set_lock(&lock);
+                    omp_unset_lock(&lock);
+                    if (i % 4096 == 0 && omp_get_wtime() - t0 > 60) break;
+                }
+            }
+            /* thread 1 runs the tasks here */
+#pragma omp barrier
+        }
+        omp_destroy_lock(&lock);
+        fprintf(f, "%ld %ld %.0f %.0f\n", ids[0], ids[1], ran[0] * 1e9, ran[1] * 1e9);
+    } else if (!strcmp(argv[1], "taskwait") || !strcmp(argv[1], "taskgroup")) {
+        int group = !strcmp(argv[1], "taskgroup");
+        omp_lock_t lock;
+        omp_init_lock(&lock);
+        volatile int flag = 0;
+#pragma omp parallel num_threads(2)
+        {
+            ids[omp_get_thread_num()] = location();
+            if (omp_get_thread_num() == 0) {
+                if (group) {
+#pragma omp taskgroup
+                    {
+#pragma omp task shared(lock, flag)
+                        {
+#pragma omp task shared(lock, flag)
+                            dilated(&lock, &flag);
+                        }
+                        ok = started(&flag);
+                    }
+                } else {
+#pragma omp task shared(lock, flag)
+                    dilated(&lock, &flag);
+                    ok = started(&flag);
+#pragma omp taskwait
+                }
+            }
+            /* thread 1 waits here, and runs the tasks */
+#pragma omp barrier
+        }
+        omp_destroy_lock(&lock);
+        fprintf(f, "%ld %ld\n", ids[0], ids[1]);
+    } else {
+        return 2;
+    }
+    fclose(f);
+    printf("%s %s\n", argv[1], ok ? "ran" : "never started on thread 1");
+    return 0;
+}
