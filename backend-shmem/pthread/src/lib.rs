@@ -268,6 +268,14 @@ extern "C" fn at_exit() {
                 ));
             }
         }
+        let untracked = openmp::tasks::depend::untracked();
+        if untracked > 0 {
+            use openmp::tasks::depend::{ADDRESSES, READERS};
+            rt.note(format!(
+                "{untracked} OpenMP task dependences beyond {ADDRESSES} addresses per task or \
+                 {READERS} `in` tasks per address were not merged"
+            ));
+        }
     });
 }
 

@@ -34,14 +34,15 @@
 //! on the host — never counts as the outer team's). The trampoline is
 //! `extern "C"`: a body that unwinds aborts, as OpenMP requires of a
 //! structured block anyway. Not wrapped, so unmerged, and run as without
-//! heisen: `taskloop` (and what else `tasks` names), cancellation forms, nest locks, `GOMP_parallel_reductions` (its team runs without a
-//! trampoline: libgomp reads the region's data), the pre-4.9
+//! heisen: `taskloop`'s tasks and the other task forms `tasks` lists,
+//! cancellation forms, nest locks, `GOMP_parallel_reductions` (its team
+//! runs without a trampoline: libgomp reads the region's data), the pre-4.9
 //! `GOMP_parallel_start`, `teams`; clang's OpenMP runtime (libomp) has
-//! entry points of its own (`__kmpc_*`), though its `omp_*_lock` are
-//! these. The costs charged are the pthread interposer's calibrated ones:
-//! a fork is a `pthread_create`'s release, a member's start and the join
-//! merges a `pthread_join`'s, a barrier a `pthread_barrier_wait`'s, a lock
-//! a mutex's.
+//! entry points of its own (`__kmpc_*`), though its `omp_*_lock` are these.
+//! The costs charged are the pthread interposer's calibrated ones: a fork
+//! is a `pthread_create`'s release, a member's start and the join merges a
+//! `pthread_join`'s, a barrier a `pthread_barrier_wait`'s, a lock a
+//! mutex's.
 #![allow(non_snake_case)] // reason: libgomp's entry points are named so
 #![allow(clippy::too_many_arguments)] // reason: libgomp's combined loops take eight
 
@@ -129,6 +130,7 @@ unsafe extern "C" fn trampoline(data: *mut c_void) {
             }
         });
     }
+    tasks::set_waiting(false);
     // SAFETY: the program's body with its data, as libgomp would call it.
     tasks::implicit(|| unsafe { (team.body)(team.data) });
     hook(|st| {
@@ -140,6 +142,9 @@ unsafe extern "C" fn trampoline(data: *mut c_void) {
             }
         }
     });
+    // libgomp's final barrier follows, where the member runs the team's
+    // tasks left: a wait since its end (the join's arrival).
+    tasks::set_waiting(true);
     drop(outer);
 }
 
@@ -155,7 +160,9 @@ fn parallel<R>(body: Body, data: *mut c_void, start: impl FnOnce(Body, *mut c_vo
         barrier: BarrierState::default(),
         join: Mutex::new((Exchange::EMPTY, None)),
     };
+    let waiting = tasks::set_waiting(false);
     let r = start(trampoline, ptr::from_ref(&team).cast_mut().cast());
+    tasks::set_waiting(waiting);
     hook(|st| {
         let (ends, begin) = *team.join.lock().unwrap_or_else(|p| p.into_inner());
         // The tasks of the region's last episode ended at its final barrier.
@@ -276,9 +283,14 @@ fn own_team() -> Option<&'static Team> {
 /// wrapped region (`own_team`), the original alone.
 fn barrier(call: impl FnOnce()) {
     let arrived = own_team().and_then(|t| hook(|st| threads::arrive_at(st, &t.barrier)).flatten());
-    call();
+    if arrived.is_some() {
+        tasks::waiting(call);
+    } else {
+        call();
+    }
     if let Some(arrival) = arrived {
         hook(|st| threads::leave(st, arrival));
+        tasks::barrier_passed();
     }
 }
 

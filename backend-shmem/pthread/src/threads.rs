@@ -55,7 +55,8 @@ impl BarrierState {
         let slot = &mut ep.tasks[(g % 2) as usize];
         if slot.0 != g {
             // Every thread left episode `g - 2`'s barrier before any of
-            // them arrived at `g - 1`'s, and so before a task of `g` began.
+            // them arrived at `g - 1`'s, and so before a task of `g` was
+            // created.
             *slot = (g, Exchange::EMPTY);
         }
         slot.1 = slot.1.combine(&Exchange::entry(end, 0));

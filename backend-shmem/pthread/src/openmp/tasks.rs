@@ -9,9 +9,24 @@
 //!   data together into the task (this module's copy function stands in
 //!   for the program's, and calls it for the data).
 //! - **Start**: the thread that runs the task merges that record first,
-//!   its time since its last event a wait for the task (R5: a thread at a
-//!   barrier or a `taskwait` that picks up a task waited until it
-//!   existed).
+//!   with the ends of the earlier siblings the task depends on (`depend`).
+//!   In a wait heisen saw begin (a barrier, `taskwait`, a taskgroup's
+//!   end, the join, an undeferred task's wait in `GOMP_task` for its
+//!   predecessors), its time since its last event was a wait for the
+//!   task (R5: it waited until the task existed and its predecessors
+//!   ended); in libgomp's own waits (`single`'s copy, the cancellation
+//!   forms, `taskwait depend`, taskloop's end) nothing says when it began
+//!   to wait, and it waits for nothing. Records this thread released
+//!   itself are not merged: they are in its history already.
+//!
+//! Tasks made in a taskloop's task are filed under the task the thread
+//! runs (heisen does not see taskloop's tasks): a `taskwait` there merges
+//! them, and with them that task's other children ended by then, which it
+//! did not wait for.
+//!
+//! An undeferred task's data is always copied, onto the creating thread's
+//! stack, by libgomp, with heisen's header (a few hundred bytes): libgomp runs
+//! it in place only without a copy function, and the header needs one.
 //! - **End**: the thread that ran the task releases a record when the
 //!   task's body returns, folded into what waits for the task: its
 //!   creator's children (merged at the creator's `taskwait`), the
@@ -24,13 +39,13 @@
 //! Without this, task work run inside a wait heisen sees (a barrier, the
 //! join) left no event, and was taken for the wait's time.
 //!
-//! Not merged, so run as without heisen: a task's `depend` predecessors
-//! (its start merges its creator only), `taskwait depend`, tasks libgomp
-//! makes itself (`taskloop`); a detached task's end is its body's return,
-//! not its `omp_fulfill_event`; a cancelled task, never run, keeps its
-//! header's references (a few bytes each).
+//! Not merged, so run as without heisen: `mutexinoutset` and `depobj`
+//! dependences (`depend`), `taskwait depend`, tasks libgomp makes itself
+//! (`taskloop`); a detached task's end is its body's return, not its
+//! `omp_fulfill_event`; a cancelled task, never run, keeps its header's
+//! references (a few bytes each).
 
-use core::cell::RefCell;
+use core::cell::{Cell, RefCell};
 use core::ffi::{c_int, c_long, c_uint, c_void};
 use core::mem::{align_of, size_of};
 use core::ptr;
@@ -39,9 +54,12 @@ use std::sync::{Arc, Mutex};
 use heisen_core::{Dependency, Exchange};
 use heisen_shmem::{Record, SELECTED, with_current};
 
+use self::depend::{End, Siblings};
 use super::{Team, own_team};
 use crate::hook;
 use crate::real::{self, Body, TaskCopy};
+
+pub(crate) mod depend;
 
 /// Task ends folded (a task's children, a taskgroup's tasks).
 #[derive(Default)]
@@ -72,14 +90,43 @@ struct Frame {
     children: Option<Arc<Ends>>,
     /// The innermost taskgroup it runs in.
     group: Option<Arc<Group>>,
-    /// The team's episode it belongs to: an explicit task's is its
-    /// creator's (a task made by a task run at a barrier still ends
-    /// before that barrier's exit); an implicit task's is the barrier's.
-    episode: Option<u64>,
+    /// An explicit task's team and episode, its creator's (a task made
+    /// by a task run at a barrier, or at the region's final one, still
+    /// ends before that barrier's exit); `None` for an implicit task,
+    /// whose team and episode are read when it makes a task.
+    binding: Option<Binding>,
+    /// Its children with `depend` clauses.
+    siblings: Siblings,
+}
+
+/// The team a task is bound to (null: none heisen started) and the
+/// barrier episode it was created in.
+#[derive(Clone, Copy)]
+struct Binding {
+    team: *const Team,
+    episode: u64,
 }
 
 std::thread_local! {
     static FRAME: RefCell<Frame> = RefCell::new(Frame::default());
+    /// Whether the thread is in a wait heisen saw begin (a barrier, a
+    /// `taskwait`, a taskgroup's end, the join), where libgomp runs tasks:
+    /// a task started there waited since the thread's last event.
+    static WAITING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Sets whether the thread is in a wait heisen saw begin, returning what
+/// it was.
+pub(super) fn set_waiting(waiting: bool) -> bool {
+    WAITING.try_with(|w| w.replace(waiting)).unwrap_or(false)
+}
+
+/// Runs `call`, a wait heisen saw begin.
+pub(super) fn waiting<R>(call: impl FnOnce() -> R) -> R {
+    let outer = set_waiting(true);
+    let r = call();
+    set_waiting(outer);
+    r
 }
 
 /// Runs `f` as a fresh task with `frame`, the thread's outer task's
@@ -96,6 +143,18 @@ fn within<R>(frame: Frame, f: impl FnOnce() -> R) -> R {
 /// Runs a parallel region's body as its implicit task.
 pub(super) fn implicit<R>(f: impl FnOnce() -> R) -> R {
     within(Frame::default(), f)
+}
+
+/// After a team barrier: every task of the episode ended, and the
+/// barrier's exit merged them, so the implicit task forgets its children
+/// with dependences (`Siblings::clear`).
+pub(super) fn barrier_passed() {
+    let _ = FRAME.try_with(|c| {
+        let mut frame = c.borrow_mut();
+        if frame.binding.is_none() {
+            frame.siblings.clear();
+        }
+    });
 }
 
 /// What travels before a task's data: the program's body, copy function
@@ -120,11 +179,16 @@ struct Header {
     created: Option<Record>,
     parent: *const Ends,
     group: *const Group,
-    team: *const Team,
-    episode: u64,
+    binding: Binding,
+    /// The slot of the task's end, if it has dependences.
+    end: *const End,
+    /// The ends of the siblings it depends on (a `Box`'s).
+    after: *mut Vec<Arc<End>>,
 }
 
-/// `GOMP_TASK_FLAG_DETACH` (libgomp's `gomp-constants.h`).
+/// `GOMP_TASK_FLAG_DEPEND` (libgomp's `gomp-constants.h`).
+const DEPEND: c_uint = 1 << 3;
+/// `GOMP_TASK_FLAG_DETACH`.
 const DETACH: c_uint = 1 << 13;
 
 /// `GOMP_task`: the task with a header before its data, run by
@@ -165,18 +229,38 @@ pub unsafe extern "C-unwind" fn GOMP_task(
     ) else {
         return plain();
     };
-    let team = own_team();
-    let (parent, group, episode) = FRAME
+    let (parent, group, binding, end, after) = FRAME
         .try_with(|c| {
             let mut frame = c.borrow_mut();
             let children = frame.children.get_or_insert_with(Arc::default).clone();
-            let episode = frame
-                .episode
-                .or_else(|| team.map(|t| t.barrier.generation()));
-            (Some(children), frame.group.clone(), episode.unwrap_or(0))
+            let binding = frame.binding.unwrap_or_else(|| {
+                let team = own_team();
+                Binding {
+                    team: team.map_or(ptr::null(), ptr::from_ref),
+                    episode: team.map_or(0, |t| t.barrier.generation()),
+                }
+            });
+            let (end, after) = if flags & DEPEND != 0 && !depend.is_null() {
+                // SAFETY: GCC's array, as the flag says.
+                let (end, after) = unsafe { frame.siblings.child(depend) };
+                (Arc::into_raw(end), Box::into_raw(Box::new(after)))
+            } else {
+                (ptr::null(), ptr::null_mut())
+            };
+            (Some(children), frame.group.clone(), binding, end, after)
         })
-        .unwrap_or((None, None, 0));
-    let header = Header {
+        .unwrap_or((
+            None,
+            None,
+            Binding {
+                team: ptr::null(),
+                episode: 0,
+            },
+            ptr::null(),
+            ptr::null_mut(),
+        ));
+    // Mutable: libgomp writes a detachable task's event into it.
+    let mut header = Header {
         event: ptr::null_mut(),
         detach: flags & DETACH != 0 && !data.is_null(),
         body: f,
@@ -187,25 +271,31 @@ pub unsafe extern "C-unwind" fn GOMP_task(
         created: hook(|st| with_current(|s| s.release(st.actions.create))).flatten(),
         parent: parent.map_or(ptr::null(), Arc::into_raw),
         group: group.map_or(ptr::null(), Arc::into_raw),
-        team: team.map_or(ptr::null(), ptr::from_ref),
-        episode,
+        binding,
+        end,
+        after,
     };
-    // SAFETY: libgomp copies `total` bytes aligned to `whole_align` by
-    // `copy_task`, which reads the header and the program's data.
-    unsafe {
-        real::GOMP_task(
-            run_task,
-            ptr::from_ref(&header).cast_mut().cast(),
-            Some(copy_task),
-            total,
-            whole_align,
-            if_clause,
-            flags,
-            depend,
-            priority,
-            detach,
-        );
-    }
+    // An undeferred task with dependences waits in the original for its
+    // predecessors, since the release above (running other tasks
+    // meanwhile): a wait heisen saw begin.
+    waiting(|| {
+        // SAFETY: libgomp copies `total` bytes aligned to `whole_align` by
+        // `copy_task`, which reads the header and the program's data.
+        unsafe {
+            real::GOMP_task(
+                run_task,
+                ptr::from_mut(&mut header).cast(),
+                Some(copy_task),
+                total,
+                whole_align,
+                if_clause,
+                flags,
+                depend,
+                priority,
+                detach,
+            );
+        }
+    });
 }
 
 /// The task's copy: its header, then its data by the program's copy
@@ -224,44 +314,86 @@ unsafe extern "C" fn copy_task(to: *mut c_void, from: *mut c_void) {
             }
             None => {}
         }
-        if header.detach {
+        if header.detach && header.size >= size_of::<*mut c_void>() {
             data.cast::<*mut c_void>().write(header.event);
         }
     }
 }
 
-/// The task as libgomp runs it: the creator merged, the body, its end
-/// folded into its creator's children, its taskgroup and its team.
+/// The task as libgomp runs it: the creator and the siblings it depends
+/// on merged, the body, its end folded into its creator's children, its
+/// taskgroup and its team, and kept for its dependent siblings.
 unsafe extern "C" fn run_task(block: *mut c_void) {
     // SAFETY: the block `copy_task` filled; the header's references are
     // this run's to take back (libgomp runs a task once).
-    let (header, parent, group) = unsafe {
+    let (header, parent, group, slot, after) = unsafe {
         let header = block.cast::<Header>().read();
         let parent = (!header.parent.is_null()).then(|| Arc::from_raw(header.parent));
         let group = (!header.group.is_null()).then(|| Arc::from_raw(header.group));
-        (header, parent, group)
+        let slot = (!header.end.is_null()).then(|| Arc::from_raw(header.end));
+        let after = (!header.after.is_null()).then(|| Box::from_raw(header.after));
+        (header, parent, group, slot, after)
     };
-    if let Some(created) = &header.created {
-        hook(|st| {
-            with_current(|s| {
-                // The thread waited for the task since its last event (R5).
-                let begin = s.kernel().last_measured();
-                s.end(begin, &[Dependency::immediate(created)], st.actions.join)
-            })
-        });
-    }
+    let waited = WAITING.try_with(Cell::get).unwrap_or(false);
+    // The creator, and the siblings it depends on, which libgomp let it
+    // start after (R8): each unless this thread released it itself (an
+    // undeferred task, a task run by its creator at a wait), which its own
+    // history holds already; merged, its release would pass for a transfer
+    // that took the whole wait (R5, case m.1).
+    hook(|st| {
+        with_current(|s| {
+            let me = s.kernel().id();
+            let others = |r: &&Record| r.location != me;
+            // In a wait heisen saw begin, the thread waited for the task
+            // since its last event (R5); elsewhere (libgomp's own waits)
+            // nothing says when it began to wait, and it waited for none.
+            let begin = if waited {
+                s.kernel().last_measured()
+            } else {
+                s.now()
+            };
+            match &after {
+                None => {
+                    if let Some(created) = header.created.as_ref().filter(others) {
+                        s.end(begin, &[Dependency::immediate(created)], st.actions.join);
+                    }
+                }
+                Some(after) => {
+                    let ends: Vec<Record> = after
+                        .iter()
+                        .filter_map(|e| *e.lock().unwrap_or_else(|p| p.into_inner()))
+                        .chain(header.created)
+                        .collect();
+                    let deps: Vec<_> = ends
+                        .iter()
+                        .filter(others)
+                        .map(Dependency::immediate)
+                        .collect();
+                    if !deps.is_empty() {
+                        s.end(begin, &deps, st.actions.join);
+                    }
+                }
+            }
+        })
+    });
     let frame = Frame {
         children: None,
         group: group.clone(),
-        episode: Some(header.episode),
+        binding: Some(header.binding),
+        siblings: Siblings::default(),
     };
+    let waiting = set_waiting(false);
     within(frame, || {
         // SAFETY: the program's body with its copied data, as libgomp
         // would call it.
         unsafe { (header.body)(block.cast::<u8>().add(header.offset).cast()) }
     });
+    set_waiting(waiting);
     let end = hook(|st| with_current(|s| s.release(st.actions.create))).flatten();
     if let Some(end) = end {
+        if let Some(slot) = &slot {
+            *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(end);
+        }
         if let Some(parent) = &parent {
             parent.add(&end);
         }
@@ -270,8 +402,8 @@ unsafe extern "C" fn run_task(block: *mut c_void) {
         }
         // SAFETY: a team outlives its tasks: its region's join waits for
         // them all (`Team`).
-        if let Some(team) = unsafe { header.team.as_ref() } {
-            team.barrier.task_ended(header.episode, &end);
+        if let Some(team) = unsafe { header.binding.team.as_ref() } {
+            team.barrier.task_ended(header.binding.episode, &end);
         }
     }
 }
@@ -283,7 +415,11 @@ fn wait_for(ends: Option<impl FnOnce() -> Exchange<SELECTED>>, call: impl FnOnce
         .is_some()
         .then(|| hook(|st| with_current(|s| s.arrive(st.actions.join).0)).flatten())
         .flatten();
-    call();
+    if begin.is_some() {
+        waiting(call);
+    } else {
+        call();
+    }
     if let (Some(begin), Some(ends)) = (begin, ends) {
         let all = ends();
         hook(|st| with_current(|s| s.leave(begin, &all, st.actions.join)));
@@ -301,6 +437,9 @@ pub unsafe extern "C-unwind" fn GOMP_taskwait() {
     wait_for(children.map(|c| move || c.all()), || unsafe {
         real::GOMP_taskwait()
     });
+    // Every child ended and was merged: later ones merge them through
+    // this task's record.
+    let _ = FRAME.try_with(|c| c.borrow_mut().siblings.clear());
 }
 
 /// `GOMP_taskgroup_start`: a taskgroup nested in the running task's.

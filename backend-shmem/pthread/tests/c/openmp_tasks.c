@@ -10,11 +10,14 @@
  *                             thread 1 runs, dilated by lock pairs
  *   openmp_tasks taskgroup IDS  the same for a grandchild, created by a
  *                             child, waited for at the taskgroup's end
+ *   openmp_tasks depend IDS   main makes a task `out: x` that thread 1
+ *                             runs dilated, then an undeferred one `in: x`,
+ *                             which waits for it; that one ends the program
  *
  * The scenarios with IDS write to that file the location ids of thread 0
  * (main) and thread 1 of the team, then, for `barrier`, the nanoseconds
  * of task work each of them ran (by omp_get_wtime around each task's
- * work). Their stdout is the same with and without heisen. */
+ * work), for `depend` the nanoseconds the first task took. Their stdout is the same with and without heisen. */
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -177,7 +180,10 @@ int main(int argc, char **argv) {
                 for (long i = 0; __atomic_load_n(&done, __ATOMIC_ACQUIRE) < 80; i++) {
                     omp_set_lock(&lock);
                     omp_unset_lock(&lock);
-                    if (i % 4096 == 0 && omp_get_wtime() - t0 > 60) break;
+                    if (i % 4096 == 0 && omp_get_wtime() - t0 > 60) {
+                        ok = 0;
+                        break;
+                    }
                 }
             }
             /* thread 1 runs the tasks here */
@@ -216,6 +222,38 @@ int main(int argc, char **argv) {
         }
         omp_destroy_lock(&lock);
         fprintf(f, "%ld %ld\n", ids[0], ids[1]);
+    } else if (!strcmp(argv[1], "depend")) {
+        omp_lock_t lock;
+        omp_init_lock(&lock);
+        volatile int flag = 0;
+        int x = 0;
+        double took = 0;
+#pragma omp parallel num_threads(2) shared(f, ok)
+        {
+            ids[omp_get_thread_num()] = location();
+            if (omp_get_thread_num() == 0) {
+#pragma omp task depend(out : x) shared(lock, flag, x, took)
+                {
+                    double t0 = omp_get_wtime();
+                    dilated(&lock, &flag);
+                    took = omp_get_wtime() - t0;
+                    x = 1;
+                }
+                ok = started(&flag);
+                /* undeferred: main waits for its predecessor, then runs it;
+                 * the program ends there, with main's state as it was */
+#pragma omp task depend(in : x) if (0) shared(x, took, ids, ok, f)
+                {
+                    fprintf(f, "%ld %ld %.0f\n", ids[0], ids[1], took * 1e9);
+                    fclose(f);
+                    printf("depend %s\n", ok && x == 1 ? "ran" : "never started on thread 1");
+                    exit(0);
+                }
+            }
+            /* thread 1 waits here, and runs the first task */
+#pragma omp barrier
+        }
+        return 4; /* not reached */
     } else {
         return 2;
     }
