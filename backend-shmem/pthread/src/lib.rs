@@ -272,8 +272,9 @@ extern "C" fn at_exit() {
         if untracked > 0 {
             use openmp::tasks::depend::{ADDRESSES, READERS};
             rt.note(format!(
-                "{untracked} OpenMP task dependences beyond {ADDRESSES} addresses per task or \
-                 {READERS} `in` tasks per address were not merged"
+                "{untracked} OpenMP task dependences beyond {ADDRESSES} addresses among one \
+                 task's children or {READERS} `in` tasks per address went untracked (a later \
+                 task may have merged fewer of its predecessors)"
             ));
         }
     });

@@ -63,6 +63,8 @@ use crate::threads::{self, BarrierState};
 
 pub mod tasks;
 
+use self::tasks::Waiting;
+
 /// A parallel region under way: the body and its data, the fork's record,
 /// the team's barrier episodes (with its tasks' ends) and the members'
 /// ends. Lives in the frame of the wrapper that started the region, which
@@ -130,7 +132,7 @@ unsafe extern "C" fn trampoline(data: *mut c_void) {
             }
         });
     }
-    tasks::set_waiting(false);
+    tasks::set_waiting(Waiting::No);
     // SAFETY: the program's body with its data, as libgomp would call it.
     tasks::implicit(|| unsafe { (team.body)(team.data) });
     hook(|st| {
@@ -144,7 +146,7 @@ unsafe extern "C" fn trampoline(data: *mut c_void) {
     });
     // libgomp's final barrier follows, where the member runs the team's
     // tasks left: a wait since its end (the join's arrival).
-    tasks::set_waiting(true);
+    tasks::set_waiting(Waiting::Final(team));
     drop(outer);
 }
 
@@ -160,7 +162,7 @@ fn parallel<R>(body: Body, data: *mut c_void, start: impl FnOnce(Body, *mut c_vo
         barrier: BarrierState::default(),
         join: Mutex::new((Exchange::EMPTY, None)),
     };
-    let waiting = tasks::set_waiting(false);
+    let waiting = tasks::set_waiting(Waiting::No);
     let r = start(trampoline, ptr::from_ref(&team).cast_mut().cast());
     tasks::set_waiting(waiting);
     hook(|st| {
@@ -267,8 +269,13 @@ pub unsafe extern "C-unwind" fn GOMP_parallel_reductions(
             .try_with(|m| m.replace(ptr::null()))
             .unwrap_or(ptr::null()),
     );
+    // Its tasks are not the outer task's children or siblings, and it is
+    // no wait of the outer task's.
+    let waiting = tasks::set_waiting(Waiting::No);
     // SAFETY: the caller's arguments, passed on.
-    unsafe { real::GOMP_parallel_reductions(f, d, n, flags) }
+    let r = tasks::implicit(|| unsafe { real::GOMP_parallel_reductions(f, d, n, flags) });
+    tasks::set_waiting(waiting);
+    r
 }
 
 /// This thread's team if its innermost region is that team's: not in a

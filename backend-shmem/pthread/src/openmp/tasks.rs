@@ -9,41 +9,44 @@
 //!   data together into the task (this module's copy function stands in
 //!   for the program's, and calls it for the data).
 //! - **Start**: the thread that runs the task merges that record first,
-//!   with the ends of the earlier siblings the task depends on (`depend`).
-//!   In a wait heisen saw begin (a barrier, `taskwait`, a taskgroup's
-//!   end, the join, an undeferred task's wait in `GOMP_task` for its
-//!   predecessors), its time since its last event was a wait for the
-//!   task (R5: it waited until the task existed and its predecessors
-//!   ended); in libgomp's own waits (`single`'s copy, the cancellation
-//!   forms, `taskwait depend`, taskloop's end) nothing says when it began
-//!   to wait, and it waits for nothing. Records this thread released
-//!   itself are not merged: they are in its history already.
-//!
-//! Tasks made in a taskloop's task are filed under the task the thread
-//! runs (heisen does not see taskloop's tasks): a `taskwait` there merges
-//! them, and with them that task's other children ended by then, which it
-//! did not wait for.
-//!
-//! An undeferred task's data is always copied, onto the creating thread's
-//! stack, by libgomp, with heisen's header (a few hundred bytes): libgomp runs
-//! it in place only without a copy function, and the header needs one.
+//!   with the ends of the earlier siblings the task depends on (`depend`,
+//!   `depend::Siblings`). In a wait heisen saw begin (a barrier,
+//!   `taskwait`, a taskgroup's end, the region's final barrier, an
+//!   undeferred task's wait in `GOMP_task` for its predecessors), its
+//!   time since its last event was a wait for the task (R5: it waited
+//!   until the task existed and its predecessors ended); in libgomp's own
+//!   waits (`single`'s copy, the cancellation forms, `taskwait depend`,
+//!   taskloop's end, a team heisen did not start) nothing says when it
+//!   began to wait, and it waits for nothing. Records this thread
+//!   released itself are not merged: they are in its history already.
 //! - **End**: the thread that ran the task releases a record when the
 //!   task's body returns, folded into what waits for the task: its
 //!   creator's children (merged at the creator's `taskwait`), the
 //!   innermost taskgroup it was created in (merged at that taskgroup's
 //!   end; a task of a nested group ends before that group's end, which
-//!   the outer group merges in turn), and its team's barrier episode (the
+//!   the outer group merges in turn), its team's barrier episode (the
 //!   barrier ending the episode the task was created in merges it with
-//!   the arrivals, and the join the region's last episode's).
+//!   the arrivals, and the join the region's last episode's), and its
+//!   dependent siblings.
 //!
 //! Without this, task work run inside a wait heisen sees (a barrier, the
 //! join) left no event, and was taken for the wait's time.
 //!
-//! Not merged, so run as without heisen: `mutexinoutset` and `depobj`
-//! dependences (`depend`), `taskwait depend`, tasks libgomp makes itself
+//! Tasks made in a taskloop's task are filed under the task the thread
+//! runs (heisen does not see taskloop's tasks): a `taskwait` there merges
+//! them, and with them that task's other children ended by then, which it
+//! did not wait for. Their dependences are not followed.
+//!
+//! An undeferred task's data is always copied, onto the creating thread's
+//! stack, by libgomp, with heisen's header (a few hundred bytes): libgomp
+//! runs it in place only without a copy function, and the header needs
+//! one.
+//!
+//! Not merged, so run as without heisen: the dependences `depend` lists
+//! as not followed, `taskwait depend`, tasks libgomp makes itself
 //! (`taskloop`); a detached task's end is its body's return, not its
 //! `omp_fulfill_event`; a cancelled task, never run, keeps its header's
-//! references (a few bytes each).
+//! references (the records it would have merged).
 
 use core::cell::{Cell, RefCell};
 use core::ffi::{c_int, c_long, c_uint, c_void};
@@ -109,21 +112,36 @@ struct Binding {
 
 std::thread_local! {
     static FRAME: RefCell<Frame> = RefCell::new(Frame::default());
-    /// Whether the thread is in a wait heisen saw begin (a barrier, a
-    /// `taskwait`, a taskgroup's end, the join), where libgomp runs tasks:
-    /// a task started there waited since the thread's last event.
-    static WAITING: Cell<bool> = const { Cell::new(false) };
+    /// The wait heisen saw begin that the thread is in, where libgomp
+    /// runs tasks: a task started there waited since the thread's last
+    /// event.
+    static WAITING: Cell<Waiting> = const { Cell::new(Waiting::No) };
 }
 
-/// Sets whether the thread is in a wait heisen saw begin, returning what
-/// it was.
-pub(super) fn set_waiting(waiting: bool) -> bool {
-    WAITING.try_with(|w| w.replace(waiting)).unwrap_or(false)
+/// Where a thread is, for a task it starts (`WAITING`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Waiting {
+    /// Not in a wait heisen saw begin: in a body, or in libgomp's own.
+    No,
+    /// In a barrier's, `taskwait`'s, a taskgroup end's or `GOMP_task`'s
+    /// wait.
+    Seen,
+    /// In this team's final barrier, after the member's body returned:
+    /// its tasks only (a pool thread stays so until its next region, which
+    /// may be one heisen did not start).
+    Final(*const Team),
+}
+
+/// Sets where the thread is, returning where it was.
+pub(super) fn set_waiting(waiting: Waiting) -> Waiting {
+    WAITING
+        .try_with(|w| w.replace(waiting))
+        .unwrap_or(Waiting::No)
 }
 
 /// Runs `call`, a wait heisen saw begin.
 pub(super) fn waiting<R>(call: impl FnOnce() -> R) -> R {
-    let outer = set_waiting(true);
+    let outer = set_waiting(Waiting::Seen);
     let r = call();
     set_waiting(outer);
     r
@@ -240,7 +258,13 @@ pub unsafe extern "C-unwind" fn GOMP_task(
                     episode: team.map_or(0, |t| t.barrier.generation()),
                 }
             });
-            let (end, after) = if flags & DEPEND != 0 && !depend.is_null() {
+            // Followed among the children of a task heisen ran (or of an
+            // implicit task of a team it started): a body libgomp runs
+            // in a wait (a taskloop's task) is filed under the task the
+            // thread runs, whose children it does not order.
+            let followed = !binding.team.is_null()
+                && WAITING.try_with(Cell::get).unwrap_or(Waiting::No) == Waiting::No;
+            let (end, after) = if followed && flags & DEPEND != 0 && !depend.is_null() {
                 // SAFETY: GCC's array, as the flag says.
                 let (end, after) = unsafe { frame.siblings.child(depend) };
                 (Arc::into_raw(end), Box::into_raw(Box::new(after)))
@@ -334,7 +358,11 @@ unsafe extern "C" fn run_task(block: *mut c_void) {
         let after = (!header.after.is_null()).then(|| Box::from_raw(header.after));
         (header, parent, group, slot, after)
     };
-    let waited = WAITING.try_with(Cell::get).unwrap_or(false);
+    let waited = match WAITING.try_with(Cell::get).unwrap_or(Waiting::No) {
+        Waiting::No => false,
+        Waiting::Seen => true,
+        Waiting::Final(team) => ptr::eq(team, header.binding.team),
+    };
     // The creator, and the siblings it depends on, which libgomp let it
     // start after (R8): each unless this thread released it itself (an
     // undeferred task, a task run by its creator at a wait), which its own
@@ -382,7 +410,7 @@ unsafe extern "C" fn run_task(block: *mut c_void) {
         binding: Some(header.binding),
         siblings: Siblings::default(),
     };
-    let waiting = set_waiting(false);
+    let waiting = set_waiting(Waiting::No);
     within(frame, || {
         // SAFETY: the program's body with its copied data, as libgomp
         // would call it.

@@ -6,12 +6,17 @@
 //! compensated away.
 //!
 //! Followed: `out`/`inout` (after every earlier sibling on the address)
-//! and `in` (after the last `out`/`inout` on it). Not followed:
-//! `mutexinoutset` and depend objects (`depobj`). Leaving a sibling out is
-//! never wrong, only less precise: whatever a later sibling would have
-//! merged from it came before its own predecessors, which it still merges.
-//! Bounded (R12): `ADDRESSES` addresses per task, `READERS` `in` siblings
-//! per address; what did not fit is counted for the note at exit.
+//! and `in` (after the last `out`/`inout` on it), among the children of a
+//! task bound to a team heisen started. Not followed: `mutexinoutset`,
+//! `inoutset` and depend objects (`depobj`), `omp_all_memory`'s order
+//! against other addresses (it is the null address here), the children of
+//! tasks heisen did not run (a taskloop's). Leaving a sibling out is never
+//! wrong, only less precise: whatever a later sibling would have merged
+//! from it came before its own predecessors, which it still merges.
+//! Bounded (R12): `ADDRESSES` addresses among one task's children and
+//! `READERS` `in` siblings per address since its last `out`, until the
+//! task's next `taskwait` or barrier; what did not fit is counted for the
+//! note at exit (a sibling not tracked, which a later one may have needed).
 
 use core::ffi::c_void;
 use core::slice;
