@@ -10,6 +10,7 @@
 //! cargo run --release -p heisen-ffi --example ffi_fidelity -- interleaved [runs] [steps] [leaf work]
 //! cargo build --release -p heisen-pthread   # for `openmp`
 //! cargo run --release -p heisen-ffi --example ffi_fidelity -- openmp [runs] [steps] [leaf work]
+//! cargo run --release -p heisen-ffi --example ffi_fidelity -- openmp-tasks [runs] [steps] [leaf work]
 //! ```
 //!
 //! `leaf work` (default 70, the programs' `LEAF_WORK`) is the iterations
@@ -29,6 +30,9 @@
 //! `libheisen_pthread.so` preloaded (its libgomp wrappers merge OpenMP's
 //! barriers, fork and join); it prints per round main's compensated time
 //! of the region (the report's `run`) both ways against the plain run.
+//! `openmp-tasks` does the same with the program's `-DTASKS` form: the
+//! work as tasks, made by one thread and waited for in `taskwait`, run by
+//! both (heisen-pthread's task wrappers carry each task's record).
 //!
 //! A measurement, not a test: `tests/fidelity.rs` runs the same programs
 //! briefly and checks what they report, never their times.
@@ -278,8 +282,9 @@ fn leaf_work(arg: Option<&String>) -> String {
     work.to_string()
 }
 
-/// `openmp [runs] [steps] [leaf work]`: one line per round.
-fn openmp(args: &[String]) {
+/// `openmp [runs] [steps] [leaf work]`: one line per round; `tasks`:
+/// the program's task form.
+fn openmp(args: &[String], tasks: bool) {
     let runs: usize = args.first().and_then(|a| a.parse().ok()).unwrap_or(6);
     let steps: String = args.get(1).cloned().unwrap_or_else(|| "60".into());
     let work = leaf_work(args.get(2));
@@ -297,8 +302,13 @@ fn openmp(args: &[String]) {
     let dir = std::env::temp_dir().join(format!("heisen-openmp-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("work directory");
     let file = "openmp_fidelity.c";
-    let plain = compile_source(&dir, "plain", file, false, &work, &["-fopenmp"]);
-    let instrumented = compile_source(&dir, "instrumented", file, true, &work, &["-fopenmp"]);
+    let flags: &[&str] = if tasks {
+        &["-fopenmp", "-DTASKS"]
+    } else {
+        &["-fopenmp"]
+    };
+    let plain = compile_source(&dir, "plain", file, false, &work, flags);
+    let instrumented = compile_source(&dir, "instrumented", file, true, &work, flags);
     // The region's time as the program prints it: "run T ms checksum C".
     let printed = |out: &std::process::Output| -> f64 {
         assert!(
@@ -314,7 +324,8 @@ fn openmp(args: &[String]) {
             .unwrap_or_else(|| panic!("run T ms in {stdout}"))
     };
     println!(
-        "openmp_fidelity.c, {steps} steps, leaf work {work}, main's time in the region, ms (error against the plain run)"
+        "openmp_fidelity.c{}, {steps} steps, leaf work {work}, main's time in the region, ms (error against the plain run)",
+        if tasks { " -DTASKS" } else { "" }
     );
     println!(
         "{:<6} {:>8} {:>22} {:>22} {:>26}",
@@ -360,7 +371,10 @@ fn main() {
         return interleaved(&args[2..]);
     }
     if args.get(1).is_some_and(|a| a == "openmp") {
-        return openmp(&args[2..]);
+        return openmp(&args[2..], false);
+    }
+    if args.get(1).is_some_and(|a| a == "openmp-tasks") {
+        return openmp(&args[2..], true);
     }
     let runs: usize = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(7);
     let steps: String = args.get(2).cloned().unwrap_or_else(|| "60".into());

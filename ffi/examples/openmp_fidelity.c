@@ -9,6 +9,7 @@
  * libgomp wrappers merge the barriers, the fork and the join). It prints
  * the region's elapsed time; the report's `run` region on main's
  * location is its compensated time (examples/ffi_fidelity.rs, `openmp`).
+ * With -DTASKS the same work is done by tasks (`openmp-tasks`).
  *
  *   ./openmp_fidelity [steps]
  */
@@ -25,6 +26,30 @@ __attribute__((noinline)) static uint32_t mix(uint32_t x) { x ^= x >> 16; x *= 0
 __attribute__((noinline)) static uint32_t leaf(uint32_t x) { uint32_t s = x; for (uint32_t i = 0; i < LEAF_WORK; i++) s = (s ^ (s >> 7)) * 0x9e3779b1U + i; return mix(s); }
 __attribute__((noinline)) static uint32_t twig(uint32_t x) { return leaf(x) ^ leaf(x + 1); }
 static const long calls[2] = {2000, 3000};
+#ifdef TASKS
+/* The same work as tasks: each step, one thread makes five tasks of 1,000
+ * calls and waits for them in `taskwait`, the other runs tasks at the
+ * barrier ending `single` meanwhile (-DTASKS). */
+__attribute__((noinline)) static uint32_t run(long steps) {
+    uint32_t total = 0;
+#pragma omp parallel num_threads(2)
+#pragma omp single
+    for (long step = 0; step < steps; step++) {
+        uint32_t part[5] = {0};
+        for (int t = 0; t < 5; t++) {
+#pragma omp task shared(part) firstprivate(t, step)
+            {
+                uint32_t sum = 0;
+                for (long i = 0; i < 1000; i++) sum += twig((uint32_t)(t * 1000 + i + step));
+                part[t] = sum;
+            }
+        }
+#pragma omp taskwait
+        total ^= part[0] ^ part[1] ^ part[2] ^ part[3] ^ part[4];
+    }
+    return total;
+}
+#else
 __attribute__((noinline)) static uint32_t run(long steps) {
     uint32_t total = 0;
 #pragma omp parallel num_threads(2) reduction(^ : total)
@@ -39,6 +64,7 @@ __attribute__((noinline)) static uint32_t run(long steps) {
     }
     return total;
 }
+#endif
 int main(int argc, char **argv) {
     /* Nothing before `run`: the team's threads start inside it, both ways. */
     long steps = argc > 1 ? atol(argv[1]) : 60;

@@ -234,3 +234,29 @@ fn openmp_fidelity_program_counts_every_call_of_both_threads() {
         report["runtime"]
     );
 }
+
+/// The program's task form (`-DTASKS`: five tasks of 1,000 calls a step,
+/// run by either thread): the same checksum both ways, and every `twig`
+/// call counted once, on whichever thread ran it. Its times: `ffi_fidelity
+/// openmp-tasks`.
+#[test]
+fn openmp_fidelity_task_form_counts_every_call() {
+    let dir = work_dir("openmp_fidelity_tasks");
+    let (plain_out, instrumented_out) = both_ways(
+        &dir,
+        "openmp_fidelity.c",
+        &["-fopenmp", "-DTASKS"],
+        &["-fopenmp", "-DTASKS", "-finstrument-functions"],
+    );
+    let checksum = |text: &str| text.split("checksum ").nth(1).map(str::to_owned);
+    assert_eq!(checksum(&plain_out), checksum(&instrumented_out));
+    let report = report(&dir);
+    let id = region_id(&report, "twig").expect("twig is a region");
+    let twigs: u64 = report["locations"]
+        .as_array()
+        .expect("locations")
+        .iter()
+        .map(|l| region_totals(l, id).0)
+        .sum();
+    assert_eq!(twigs, 5000 * STEPS, "calls of every task");
+}
