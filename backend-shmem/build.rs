@@ -33,17 +33,17 @@ fn main() {
         }
     };
     // heisen-core's sources come in as `heisen_core::SOURCE_HASH` (its
-    // own build.rs), wherever that crate is built from.
-    for root in [manifest.join("src")] {
-        println!("cargo:rerun-if-changed={}", root.display());
-        let mut list = Vec::new();
-        files(&root, &mut list);
-        list.sort();
-        for path in list {
-            let relative = path.strip_prefix(&root).unwrap_or(&path);
-            feed(relative.to_string_lossy().as_bytes());
-            feed(&std::fs::read(&path).unwrap_or_default());
-        }
+    // own build.rs, which walks its sources the same way: two crates'
+    // build scripts cannot share a file and still package alone).
+    let root = manifest.join("src");
+    println!("cargo:rerun-if-changed={}", root.display());
+    let mut list = Vec::new();
+    files(&root, &mut list);
+    list.sort();
+    for path in list {
+        let relative = path.strip_prefix(&root).unwrap_or(&path);
+        feed(relative.to_string_lossy().as_bytes());
+        feed(&std::fs::read(&path).unwrap_or_default());
     }
     let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
     if let Ok(out) = std::process::Command::new(rustc).arg("-V").output() {

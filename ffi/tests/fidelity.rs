@@ -19,17 +19,22 @@ fn worker_line(text: &str, worker: usize) -> &str {
         .unwrap_or_else(|| panic!("worker {worker} in {text}"))
 }
 
-/// Region `twig` (one name of it) has exactly its calls on each worker:
-/// 2,000 and 3,000 a step.
-fn assert_twigs_per_worker(report: &Value, twig: &str) {
-    let id = region_id(report, twig).unwrap_or_else(|| panic!("{twig} is a region"));
-    let mut twigs: Vec<u64> = report["locations"]
+/// The calls of region `name` on each location of `report`.
+fn calls_per_location(report: &Value, name: &str) -> Vec<u64> {
+    let id = region_id(report, name).unwrap_or_else(|| panic!("{name} is a region"));
+    report["locations"]
         .as_array()
         .expect("locations")
         .iter()
         .map(|l| region_totals(l, id).0)
-        .filter(|&n| n > 0)
-        .collect();
+        .collect()
+}
+
+/// Region `twig` (one name of it) has exactly its calls on each worker:
+/// 2,000 and 3,000 a step.
+fn assert_twigs_per_worker(report: &Value, twig: &str) {
+    let mut twigs = calls_per_location(report, twig);
+    twigs.retain(|&n| n > 0);
     twigs.sort_unstable();
     assert_eq!(
         twigs,
@@ -98,14 +103,8 @@ fn fidelity_program_instrumented_computes_what_the_plain_one_does() {
     }
 
     let report = report(&dir);
-    let leaf = region_id(&report, "leaf").expect("leaf is a region");
     assert_twigs_per_worker(&report, "twig");
-    let leaves: u64 = report["locations"]
-        .as_array()
-        .expect("locations")
-        .iter()
-        .map(|l| region_totals(l, leaf).0)
-        .sum();
+    let leaves: u64 = calls_per_location(&report, "leaf").iter().sum();
     assert_eq!(leaves, 2 * 5000 * STEPS);
     let actions: Vec<&str> = report["header"]["actions"]
         .as_array()
@@ -217,16 +216,7 @@ fn interleaved_program_measures_only_its_instrumented_copy() {
 /// wrappers: `ffi_fidelity openmp`.
 #[test]
 fn openmp_fidelity_program_counts_every_call_of_both_threads() {
-    let dir = work_dir("openmp_fidelity");
-    let (plain_out, instrumented_out) = both_ways(
-        &dir,
-        "openmp_fidelity.c",
-        &["-fopenmp"],
-        &["-fopenmp", "-finstrument-functions"],
-    );
-    let checksum = |text: &str| text.split("checksum ").nth(1).map(str::to_owned);
-    assert_eq!(checksum(&plain_out), checksum(&instrumented_out));
-    let report = report(&dir);
+    let report = openmp_fidelity("openmp_fidelity", &[]);
     assert_twigs_per_worker(&report, "twig");
     assert_eq!(
         report["runtime"]["running_reported"], 1,
@@ -241,22 +231,24 @@ fn openmp_fidelity_program_counts_every_call_of_both_threads() {
 /// openmp-tasks`.
 #[test]
 fn openmp_fidelity_task_form_counts_every_call() {
-    let dir = work_dir("openmp_fidelity_tasks");
-    let (plain_out, instrumented_out) = both_ways(
-        &dir,
-        "openmp_fidelity.c",
-        &["-fopenmp", "-DTASKS"],
-        &["-fopenmp", "-DTASKS", "-finstrument-functions"],
-    );
+    let report = openmp_fidelity("openmp_fidelity_tasks", &["-DTASKS"]);
+    let twigs: u64 = calls_per_location(&report, "twig").iter().sum();
+    assert_eq!(twigs, 5000 * STEPS, "calls of every task");
+}
+
+/// `examples/openmp_fidelity.c` with `defines` built both ways in work
+/// directory `name`: the same checksum both ways, and the instrumented
+/// run's report.
+fn openmp_fidelity(name: &str, defines: &[&str]) -> Value {
+    let dir = work_dir(name);
+    let plain: Vec<&str> = ["-fopenmp"].iter().chain(defines).copied().collect();
+    let instrumented: Vec<&str> = plain
+        .iter()
+        .copied()
+        .chain(["-finstrument-functions"])
+        .collect();
+    let (plain_out, instrumented_out) = both_ways(&dir, "openmp_fidelity.c", &plain, &instrumented);
     let checksum = |text: &str| text.split("checksum ").nth(1).map(str::to_owned);
     assert_eq!(checksum(&plain_out), checksum(&instrumented_out));
-    let report = report(&dir);
-    let id = region_id(&report, "twig").expect("twig is a region");
-    let twigs: u64 = report["locations"]
-        .as_array()
-        .expect("locations")
-        .iter()
-        .map(|l| region_totals(l, id).0)
-        .sum();
-    assert_eq!(twigs, 5000 * STEPS, "calls of every task");
+    report(&dir)
 }

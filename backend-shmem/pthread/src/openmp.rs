@@ -168,7 +168,7 @@ fn parallel<R>(body: Body, data: *mut c_void, start: impl FnOnce(Body, *mut c_vo
     hook(|st| {
         let (ends, begin) = *team.join.lock().unwrap_or_else(|p| p.into_inner());
         // The tasks of the region's last episode ended at its final barrier.
-        let all = ends.combine(&team.barrier.tasks(team.barrier.generation()));
+        let all = ends.combine(&team.barrier.current_tasks());
         if let Some(begin) = begin {
             with_current(|s| s.leave(begin, &all, st.actions.join));
         }
@@ -290,11 +290,7 @@ fn own_team() -> Option<&'static Team> {
 /// wrapped region (`own_team`), the original alone.
 fn barrier(call: impl FnOnce()) {
     let arrived = own_team().and_then(|t| hook(|st| threads::arrive_at(st, &t.barrier)).flatten());
-    if arrived.is_some() {
-        tasks::waiting(call);
-    } else {
-        call();
-    }
+    tasks::waiting(arrived.is_some(), call);
     if let Some(arrival) = arrived {
         hook(|st| threads::leave(st, arrival));
         tasks::barrier_passed();

@@ -62,12 +62,11 @@ impl BarrierState {
         slot.1 = slot.1.combine(&Exchange::entry(end, 0));
     }
 
-    /// The ends of the tasks created in episode `g`.
-    pub(crate) fn tasks(&self, g: u64) -> Exchange<SELECTED> {
-        self.episode
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .tasks_of(g)
+    /// The ends of the tasks created in the episode under way (an OpenMP
+    /// region's last, at its join).
+    pub(crate) fn current_tasks(&self) -> Exchange<SELECTED> {
+        let ep = self.episode.lock().unwrap_or_else(|p| p.into_inner());
+        ep.tasks_of(ep.generation)
     }
 }
 

@@ -407,6 +407,23 @@ fn sane_locations(r: &Value) -> &Vec<Value> {
     locations
 }
 
+/// Location `id`'s record in report `r` (checked by `sane_locations`).
+fn location(r: &Value, id: i64) -> &Value {
+    sane_locations(r)
+        .iter()
+        .find(|l| l["location"].as_i64() == Some(id))
+        .unwrap_or_else(|| panic!("location {id} in {}", r["runtime"]))
+}
+
+/// The numbers (location ids, times) a test program wrote into `file`.
+fn numbers<T: core::str::FromStr>(file: &Path) -> Vec<T> {
+    std::fs::read_to_string(file)
+        .expect("the numbers the program wrote")
+        .split_whitespace()
+        .map(|w| w.parse().unwrap_or_else(|_| panic!("a number: {w}")))
+        .collect()
+}
+
 /// The clock variants of the blocking calls (C++'s `wait_for`,
 /// `try_lock_for`, `shared_timed_mutex`) and the non-portable joins are
 /// hand-offs like their untimed forms (R8): main sleeps in each while the
@@ -431,13 +448,10 @@ fn clock_waits_and_np_joins_merge_their_hand_off() {
         let o = same_both_ways(&exe, &[mode], 0, &out);
         no_stderr(&o);
         let r = report(&out);
-        let locations = sane_locations(&r);
-        assert_eq!(locations.len(), 2, "{mode}: {}", r["runtime"]);
-        let n = |id: u64, k: &str| {
-            locations
-                .iter()
-                .find(|l| l["location"] == id)
-                .and_then(|l| l[k].as_i64())
+        assert_eq!(sane_locations(&r).len(), 2, "{mode}: {}", r["runtime"]);
+        let n = |id: i64, k: &str| {
+            location(&r, id)[k]
+                .as_i64()
                 .unwrap_or_else(|| panic!("{mode}: {k} of location {id}"))
         };
         // Without a merge main's delay is its own overhead exactly, which
@@ -519,13 +533,9 @@ fn a_refused_condition_wait_leaves_the_mutex_owner_and_its_handoff_intact() {
     let o = same_both_ways(&exe, &[], 14, &d.join("out"));
     no_stderr(&o);
     let r = report(&d.join("out"));
-    let locations = sane_locations(&r);
-    assert_eq!(locations.len(), 4, "{}", r["runtime"]);
-    let n = |id: u64, k: &str| {
-        let l = locations
-            .iter()
-            .find(|l| l["location"] == id)
-            .unwrap_or_else(|| panic!("location {id}"));
+    assert_eq!(sane_locations(&r).len(), 4, "{}", r["runtime"]);
+    let n = |id: i64, k: &str| {
+        let l = location(&r, id);
         match k {
             "longest" => l["critical_path"]["longest"].as_i64(),
             k => l[k].as_i64(),
@@ -813,10 +823,7 @@ fn the_c_fidelity_programs_charges_are_within_a_factor_of_three_of_its_cpu_dilat
         let r = report(&out);
         for (worker, (p, h)) in plain.iter().zip(&preloaded).enumerate() {
             assert_eq!(p.name, h.name, "the same threads both ways");
-            let l = sane_locations(&r)
-                .iter()
-                .find(|l| l["location"].as_i64() == Some(h.location))
-                .unwrap_or_else(|| panic!("{}'s location {} in the report", h.name, h.location));
+            let l = location(&r, h.location);
             let n = |k: &str| l[k].as_f64().unwrap_or_else(|| panic!("{k} in {l}"));
             let s = &mut samples[worker];
             s.plain_cpu.push(p.cpu);
@@ -916,24 +923,14 @@ fn openmp_barriers_locks_and_joins_merge_as_hand_offs() {
          single 1 tested>0 1 refused 1"
     );
     let r = report(&d.join("out"));
-    let ids: Vec<u64> = std::fs::read_to_string(&ids)
-        .expect("the ids the program wrote")
-        .split_whitespace()
-        .map(|w| w.parse().expect("a location id"))
-        .collect();
+    let ids: Vec<i64> = numbers(&ids);
     let [dilated, waiting, main] = ids[..] else {
         panic!("three ids: {ids:?}")
     };
     assert_eq!(dilated, main, "thread 0 of the team is main");
     assert_ne!(waiting, main);
-    let location = |id: u64| {
-        sane_locations(&r)
-            .iter()
-            .find(|l| l["location"] == id)
-            .unwrap_or_else(|| panic!("location {id} in {}", r["runtime"]))
-    };
     let n = |l: &Value, k: &str| l[k].as_u64().unwrap_or_else(|| panic!("{k} in {l}"));
-    let (dilated, waiting) = (location(dilated), location(waiting));
+    let (dilated, waiting) = (location(&r, dilated), location(&r, waiting));
     // 20,000 lock pairs charged (tens of ns each; at least 10).
     assert!(n(dilated, "overhead") > 200_000, "{dilated}");
     // The pool thread, still alive at exit, as it was after the barrier.
@@ -1028,20 +1025,10 @@ fn task_scenario(scenario: &str) -> (Value, Value, Vec<f64>) {
         String::from_utf8_lossy(&o.stdout),
         format!("{scenario} ran\n")
     );
-    let words: Vec<f64> = std::fs::read_to_string(&ids)
-        .expect("the ids the program wrote")
-        .split_whitespace()
-        .map(|w| w.parse().expect("a number"))
-        .collect();
+    let words: Vec<f64> = numbers(&ids);
     let r = report(&d.join("out"));
-    let location = |id: f64| {
-        sane_locations(&r)
-            .iter()
-            .find(|l| l["location"].as_f64() == Some(id))
-            .unwrap_or_else(|| panic!("location {id} in {}", r["runtime"]))
-            .clone()
-    };
-    (location(words[0]), location(words[1]), words[2..].to_vec())
+    let at = |i: usize| location(&r, words[i] as i64).clone();
+    (at(0), at(1), words[2..].to_vec())
 }
 
 /// Task work that a thread runs inside a wait heisen sees (here a

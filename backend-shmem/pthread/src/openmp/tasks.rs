@@ -110,6 +110,14 @@ struct Binding {
     episode: u64,
 }
 
+impl Binding {
+    /// No team heisen started.
+    const NONE: Binding = Binding {
+        team: ptr::null(),
+        episode: 0,
+    };
+}
+
 std::thread_local! {
     static FRAME: RefCell<Frame> = RefCell::new(Frame::default());
     /// The wait heisen saw begin that the thread is in, where libgomp
@@ -139,8 +147,12 @@ pub(super) fn set_waiting(waiting: Waiting) -> Waiting {
         .unwrap_or(Waiting::No)
 }
 
-/// Runs `call`, a wait heisen saw begin.
-pub(super) fn waiting<R>(call: impl FnOnce() -> R) -> R {
+/// Runs `call`, a wait heisen saw begin if `seen` (it recorded the
+/// wait's begin as an event).
+pub(super) fn waiting<R>(seen: bool, call: impl FnOnce() -> R) -> R {
+    if !seen {
+        return call();
+    }
     let outer = set_waiting(Waiting::Seen);
     let r = call();
     set_waiting(outer);
@@ -235,7 +247,7 @@ pub unsafe extern "C-unwind" fn GOMP_task(
     let (Ok(bytes), Ok(data_align)) = (usize::try_from(size), usize::try_from(align.max(1))) else {
         return plain();
     };
-    if !data_align.is_power_of_two() || hook(|_| ()).is_none() {
+    if !data_align.is_power_of_two() {
         return plain();
     }
     let offset = size_of::<Header>().next_multiple_of(data_align);
@@ -247,16 +259,20 @@ pub unsafe extern "C-unwind" fn GOMP_task(
     ) else {
         return plain();
     };
+    // The creator's release (R8); without the runtime (a call from inside
+    // heisen, a forked child) the task runs as without heisen.
+    let Some(created) = hook(|st| with_current(|s| s.release(st.actions.create))) else {
+        return plain();
+    };
     let (parent, group, binding, end, after) = FRAME
         .try_with(|c| {
             let mut frame = c.borrow_mut();
             let children = frame.children.get_or_insert_with(Arc::default).clone();
             let binding = frame.binding.unwrap_or_else(|| {
-                let team = own_team();
-                Binding {
-                    team: team.map_or(ptr::null(), ptr::from_ref),
-                    episode: team.map_or(0, |t| t.barrier.generation()),
-                }
+                own_team().map_or(Binding::NONE, |t| Binding {
+                    team: ptr::from_ref(t),
+                    episode: t.barrier.generation(),
+                })
             });
             // Followed among the children of a task heisen ran (or of an
             // implicit task of a team it started): a body libgomp runs
@@ -273,16 +289,7 @@ pub unsafe extern "C-unwind" fn GOMP_task(
             };
             (Some(children), frame.group.clone(), binding, end, after)
         })
-        .unwrap_or((
-            None,
-            None,
-            Binding {
-                team: ptr::null(),
-                episode: 0,
-            },
-            ptr::null(),
-            ptr::null_mut(),
-        ));
+        .unwrap_or((None, None, Binding::NONE, ptr::null(), ptr::null_mut()));
     // Mutable: libgomp writes a detachable task's event into it.
     let mut header = Header {
         event: ptr::null_mut(),
@@ -292,7 +299,7 @@ pub unsafe extern "C-unwind" fn GOMP_task(
         data,
         size: bytes,
         offset,
-        created: hook(|st| with_current(|s| s.release(st.actions.create))).flatten(),
+        created,
         parent: parent.map_or(ptr::null(), Arc::into_raw),
         group: group.map_or(ptr::null(), Arc::into_raw),
         binding,
@@ -302,7 +309,7 @@ pub unsafe extern "C-unwind" fn GOMP_task(
     // An undeferred task with dependences waits in the original for its
     // predecessors, since the release above (running other tasks
     // meanwhile): a wait heisen saw begin.
-    waiting(|| {
+    waiting(true, || {
         // SAFETY: libgomp copies `total` bytes aligned to `whole_align` by
         // `copy_task`, which reads the header and the program's data.
         unsafe {
@@ -440,14 +447,9 @@ unsafe extern "C" fn run_task(block: *mut c_void) {
 /// returned (R6: as a barrier's exit, n-to-1).
 fn wait_for(ends: Option<impl FnOnce() -> Exchange<SELECTED>>, call: impl FnOnce()) {
     let begin = ends
-        .is_some()
-        .then(|| hook(|st| with_current(|s| s.arrive(st.actions.join).0)).flatten())
-        .flatten();
-    if begin.is_some() {
-        waiting(call);
-    } else {
-        call();
-    }
+        .as_ref()
+        .and_then(|_| hook(|st| with_current(|s| s.arrive(st.actions.join).0)).flatten());
+    waiting(begin.is_some(), call);
     if let (Some(begin), Some(ends)) = (begin, ends) {
         let all = ends();
         hook(|st| with_current(|s| s.leave(begin, &all, st.actions.join)));
