@@ -26,6 +26,7 @@
 // reason: an interposer is C ABI exports and raw pthread objects throughout; every block says why it holds
 #![allow(clippy::missing_safety_doc)] // reason: the exports' contracts are POSIX's, documented there
 
+pub mod c11;
 mod calibrate;
 pub mod objects;
 pub mod openmp;

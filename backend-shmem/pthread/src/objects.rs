@@ -7,6 +7,7 @@
 //! what the caller gets). A failed `trylock`/`timedlock`/`clocklock`
 //! merges nothing.
 
+use core::convert::identity;
 use core::ffi::c_int;
 use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 
@@ -240,7 +241,7 @@ pub unsafe extern "C-unwind" fn pthread_mutex_lock(m: *mut pthread_mutex_t) -> c
 /// A blocking acquire of `m` by `call` (lock, timedlock, clocklock): the
 /// acquire merges the previous release; a failure merges nothing (R8).
 #[inline(always)]
-fn locking(m: *mut pthread_mutex_t, call: impl FnOnce() -> c_int) -> c_int {
+pub(crate) fn locking(m: *mut pthread_mutex_t, call: impl FnOnce() -> c_int) -> c_int {
     let a = hook(|st| before_lock(st, m)).flatten();
     let rc = call();
     if let Some(a) = a {
@@ -562,17 +563,24 @@ pub unsafe extern "C-unwind" fn pthread_cond_wait(
     m: *mut pthread_mutex_t,
 ) -> c_int {
     // SAFETY: the caller's arguments, passed on.
-    waiting(c, m, || unsafe { real::pthread_cond_wait(c, m) })
+    waiting(c, m, || unsafe { real::pthread_cond_wait(c, m) }, identity)
 }
 
-/// A wait on `c` with `m` by `call` (wait, timedwait, clockwait):
-/// [`before_wait`], the wait, [`after_wait`].
+/// A wait on `c` with `m` by `call` (wait, timedwait, clockwait, C11's
+/// `cnd_*wait`): [`before_wait`], the wait, [`after_wait`] with what
+/// `call` returned as `posix` reads it (its POSIX error code). Returns
+/// what `call` returned.
 #[inline(always)]
-fn waiting(c: *mut pthread_cond_t, m: *mut pthread_mutex_t, call: impl FnOnce() -> c_int) -> c_int {
+pub(crate) fn waiting(
+    c: *mut pthread_cond_t,
+    m: *mut pthread_mutex_t,
+    call: impl FnOnce() -> c_int,
+    posix: impl FnOnce(c_int) -> c_int,
+) -> c_int {
     let w = hook(|st| before_wait(st, c, m)).flatten();
     let rc = call();
     if let Some(w) = w {
-        hook(|st| after_wait(st, w, rc));
+        hook(|st| after_wait(st, w, posix(rc)));
     }
     rc
 }
@@ -585,7 +593,12 @@ pub unsafe extern "C-unwind" fn pthread_cond_timedwait(
     t: *const timespec,
 ) -> c_int {
     // SAFETY: the caller's arguments, passed on.
-    waiting(c, m, || unsafe { real::pthread_cond_timedwait(c, m, t) })
+    waiting(
+        c,
+        m,
+        || unsafe { real::pthread_cond_timedwait(c, m, t) },
+        identity,
+    )
 }
 
 /// `pthread_cond_clockwait` (glibc 2.30; C++'s
@@ -599,12 +612,17 @@ pub unsafe extern "C-unwind" fn pthread_cond_clockwait(
     t: *const timespec,
 ) -> c_int {
     // SAFETY: the caller's arguments, passed on.
-    waiting(c, m, || unsafe {
-        real::pthread_cond_clockwait(c, m, clock, t)
-    })
+    waiting(
+        c,
+        m,
+        || unsafe { real::pthread_cond_clockwait(c, m, clock, t) },
+        identity,
+    )
 }
 
-fn notify(st: &'static State, c: *mut pthread_cond_t) {
+/// A notification of `c` (signal or broadcast): a release that the woken
+/// waits merge (R8).
+pub(crate) fn notify(st: &'static State, c: *mut pthread_cond_t) {
     let Some(cond) = st.conds.get(c as usize) else {
         return;
     };

@@ -213,20 +213,54 @@ originals! {
     GOMP_taskgroup_end() -> ();
 }
 
-/// `pthread_exit`'s original (it does not return).
-///
-/// # Safety
-/// As `pthread_exit`: runs the thread's cleanup and ends it.
-pub(crate) unsafe fn pthread_exit(value: *mut c_void) -> ! {
-    static CACHE: AtomicPtr<c_void> = AtomicPtr::new(core::ptr::null_mut());
-    let mut p = CACHE.load(Ordering::Acquire);
-    if p.is_null() {
-        p = next(c"pthread_exit", &CACHE);
-    }
-    // SAFETY: the libc `pthread_exit`, which unwinds (forced) and never returns.
-    let f = unsafe {
-        core::mem::transmute::<*mut c_void, unsafe extern "C-unwind" fn(*mut c_void) -> !>(p)
-    };
-    // SAFETY: the caller's contract.
-    unsafe { f(value) }
+// C11 threads (glibc 2.28; in libc.so itself since 2.34). glibc's `mtx_t`
+// and `cnd_t` hold a `pthread_mutex_t` and a `pthread_cond_t` at their
+// start and `thrd_t` is a `pthread_t`, so the pointers are passed as those.
+originals! {
+    thrd_create(t: *mut pthread_t, f: extern "C-unwind" fn(*mut c_void) -> c_int, arg: *mut c_void) -> c_int;
+    thrd_join(t: pthread_t, r: *mut c_int) -> c_int;
+    thrd_detach(t: pthread_t) -> c_int;
+    mtx_init(m: *mut pthread_mutex_t, kind: c_int) -> c_int;
+    mtx_lock(m: *mut pthread_mutex_t) -> c_int;
+    mtx_timedlock(m: *mut pthread_mutex_t, t: *const timespec) -> c_int;
+    mtx_trylock(m: *mut pthread_mutex_t) -> c_int;
+    mtx_unlock(m: *mut pthread_mutex_t) -> c_int;
+    mtx_destroy(m: *mut pthread_mutex_t) -> ();
+    cnd_wait(c: *mut pthread_cond_t, m: *mut pthread_mutex_t) -> c_int;
+    cnd_timedwait(c: *mut pthread_cond_t, m: *mut pthread_mutex_t, t: *const timespec) -> c_int;
+    cnd_signal(c: *mut pthread_cond_t) -> c_int;
+    cnd_broadcast(c: *mut pthread_cond_t) -> c_int;
+    cnd_destroy(c: *mut pthread_cond_t) -> ();
+}
+
+macro_rules! never_returning {
+    ($($name:ident($arg:ident: $ty:ty);)*) => {$(
+        /// Calls the original, which ends the thread (forced unwind) and
+        /// never returns.
+        ///
+        /// # Safety
+        /// As the C function: runs the thread's cleanup and ends it.
+        pub(crate) unsafe fn $name($arg: $ty) -> ! {
+            static CACHE: AtomicPtr<c_void> = AtomicPtr::new(core::ptr::null_mut());
+            let mut p = CACHE.load(Ordering::Acquire);
+            if p.is_null() {
+                let name = concat!(stringify!($name), "\0");
+                let name = core::ffi::CStr::from_bytes_with_nul(name.as_bytes())
+                    .expect("a literal with one NUL at its end");
+                p = next(name, &CACHE);
+            }
+            // SAFETY: the libc function of this name, which unwinds
+            // (forced) and never returns.
+            let f = unsafe {
+                core::mem::transmute::<*mut c_void, unsafe extern "C-unwind" fn($ty) -> !>(p)
+            };
+            // SAFETY: the caller's contract.
+            unsafe { f($arg) }
+        }
+    )*};
+}
+
+never_returning! {
+    pthread_exit(value: *mut c_void);
+    thrd_exit(value: c_int);
 }

@@ -341,9 +341,11 @@ struct End {
     detached: bool,
 }
 
-/// What a created thread needs to start.
-struct Start {
-    routine: extern "C-unwind" fn(*mut c_void) -> *mut c_void,
+/// What a created thread needs to start: the program's routine, which
+/// returns `R` (a pointer for `pthread_create`, an `int` for C11's
+/// `thrd_create`).
+struct Start<R> {
+    routine: extern "C-unwind" fn(*mut c_void) -> R,
     arg: *mut c_void,
     parent: Record,
 }
@@ -353,14 +355,14 @@ struct Start {
 /// location. No value with a destructor lives across the routine's call,
 /// so a `pthread_exit` or a cancellation unwinds through this frame
 /// cleanly (it is `C-unwind`).
-extern "C-unwind" fn trampoline(start: *mut c_void) -> *mut c_void {
-    // SAFETY: `start` is the box `pthread_create` leaked for this thread,
-    // taken back exactly once, here.
+extern "C-unwind" fn trampoline<R>(start: *mut c_void) -> R {
+    // SAFETY: `start` is the box `create` leaked for this thread, taken
+    // back exactly once, here.
     let Start {
         routine,
         arg,
         parent,
-    } = *unsafe { Box::from_raw(start.cast::<Start>()) };
+    } = *unsafe { Box::from_raw(start.cast::<Start<R>>()) };
     let _ = catch_unwind(|| thread::start_current(&parent));
     let value = routine(arg);
     let _ = catch_unwind(ended);
@@ -369,7 +371,7 @@ extern "C-unwind" fn trampoline(start: *mut c_void) -> *mut c_void {
 
 /// The calling thread ends: its location's end record waits for the join
 /// (R8), unless the thread was detached.
-fn ended() {
+pub(crate) fn ended() {
     let Some(record) = thread::finish_current() else {
         return;
     };
@@ -396,19 +398,11 @@ pub unsafe extern "C-unwind" fn pthread_create(
     routine: extern "C-unwind" fn(*mut c_void) -> *mut c_void,
     arg: *mut c_void,
 ) -> c_int {
-    let parent = hook(|st| with_current(|s| s.release_split(st.actions.create)))
-        .flatten()
-        .unwrap_or(Record::EMPTY);
-    let start = Box::into_raw(Box::new(Start {
-        routine,
-        arg,
-        parent,
-    }));
-    // SAFETY: the caller's arguments, with our trampoline and its box.
-    let rc = unsafe { real::pthread_create(t, attr, trampoline, start.cast()) };
+    let rc = create(routine, arg, |trampoline, start| {
+        // SAFETY: the caller's arguments, with our trampoline and its box.
+        unsafe { real::pthread_create(t, attr, trampoline, start) }
+    });
     if rc != 0 {
-        // SAFETY: the thread was not created; the box is still ours.
-        drop(unsafe { Box::from_raw(start) });
         return rc;
     }
     let detached = !attr.is_null() && {
@@ -425,13 +419,38 @@ pub unsafe extern "C-unwind" fn pthread_create(
     rc
 }
 
+/// A thread made by `call` (the original `pthread_create` or
+/// `thrd_create`, both 0 on success) to run `routine(arg)`: `call` gets
+/// the trampoline and its box, which holds the creator's release that the
+/// thread's start merges (R8).
+pub(crate) fn create<R>(
+    routine: extern "C-unwind" fn(*mut c_void) -> R,
+    arg: *mut c_void,
+    call: impl FnOnce(extern "C-unwind" fn(*mut c_void) -> R, *mut c_void) -> c_int,
+) -> c_int {
+    let parent = hook(|st| with_current(|s| s.release_split(st.actions.create)))
+        .flatten()
+        .unwrap_or(Record::EMPTY);
+    let start = Box::into_raw(Box::new(Start {
+        routine,
+        arg,
+        parent,
+    }));
+    let rc = call(trampoline::<R>, start.cast());
+    if rc != 0 {
+        // SAFETY: the thread was not created; the box is still ours.
+        drop(unsafe { Box::from_raw(start) });
+    }
+    rc
+}
+
 unsafe extern "C" {
     /// POSIX; not declared by the `libc` crate for this target.
     fn pthread_attr_getdetachstate(attr: *const pthread_attr_t, state: *mut c_int) -> c_int;
 }
 
 /// Nobody will join `t`: drop its end record, now or when it ends.
-fn mark_detached(t: pthread_t) {
+pub(crate) fn mark_detached(t: pthread_t) {
     hook(|st| {
         let Some(e) = st.threads.get(t as usize) else {
             return;
@@ -465,7 +484,7 @@ pub unsafe extern "C-unwind" fn pthread_join(t: pthread_t, value: *mut *mut c_vo
 
 /// A blocking join of `t` by `call` (join, timedjoin, clockjoin).
 #[inline(always)]
-fn joining(t: pthread_t, call: impl FnOnce() -> c_int) -> c_int {
+pub(crate) fn joining(t: pthread_t, call: impl FnOnce() -> c_int) -> c_int {
     let begin = hook(|st| with_current(|s| s.begin(st.actions.join))).flatten();
     let rc = call();
     joined(t, rc, begin);

@@ -1,10 +1,11 @@
-/* Calls the interposer does not wrap (spinlocks, C11 threads), mixed with
- * ones it does on the same objects, among them the clock variants
+/* Calls the interposer does not wrap (spinlocks), mixed with ones it does
+ * on the same objects, among them the clock variants
  * (pthread_mutex_clocklock, pthread_cond_clockwait,
- * pthread_rwlock_clock*lock, sem_clockwait: unwrapped when this test was
- * written, wrapped since; clock_waits.c checks their hand-offs). The
- * unwrapped ones run unmeasured; the program must behave exactly as
- * without LD_PRELOAD=libheisen_pthread.so. */
+ * pthread_rwlock_clock*lock, sem_clockwait) and C11 threads (unwrapped
+ * when this test was written, wrapped since; clock_waits.c and
+ * c11_threads.c check their hand-offs). The unwrapped ones run
+ * unmeasured; the program must behave exactly as without
+ * LD_PRELOAD=libheisen_pthread.so. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
