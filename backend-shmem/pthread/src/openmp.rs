@@ -18,8 +18,9 @@
 //! - **Join**: each member's end of the region is folded into the team;
 //!   the encountering thread's return from the original call merges them
 //!   all (its wait at the join is the barrier's, n-to-1).
-//! - **Tasks** (`GOMP_task`, `GOMP_taskwait`, `GOMP_taskgroup_*`): the
-//!   task's record travels with it, its start merges its creator and its
+//! - **Tasks** (`GOMP_task`, `GOMP_taskwait`, `GOMP_taskgroup_*`,
+//!   `GOMP_taskloop` and `GOMP_taskloop_ull`): the task's record travels
+//!   with it, its start merges its creator and its
 //!   end is merged by what waits for it (`tasks`).
 //! - **Critical sections and locks** (`GOMP_critical_*`, named ones keyed
 //!   by their name's address, `GOMP_atomic_*`, `omp_*_lock` and
@@ -34,7 +35,7 @@
 //! on the host — never counts as the outer team's). The trampoline is
 //! `extern "C"`: a body that unwinds aborts, as OpenMP requires of a
 //! structured block anyway. Not wrapped, so unmerged, and run as without
-//! heisen: `taskloop`'s tasks and the other task forms `tasks` lists,
+//! heisen: the task forms `tasks` lists,
 //! cancellation forms, nest locks, `GOMP_parallel_reductions` (its team
 //! runs without a trampoline: libgomp reads the region's data), the pre-4.9
 //! `GOMP_parallel_start`, `teams`; clang's OpenMP runtime (libomp) has

@@ -8,7 +8,7 @@
 #![allow(non_snake_case)] // reason: libgomp's entry points are named so
 #![allow(clippy::too_many_arguments)] // reason: libgomp's combined loops take eight
 
-use core::ffi::{c_int, c_long, c_uint, c_void};
+use core::ffi::{c_int, c_long, c_uint, c_ulong, c_void};
 use core::sync::atomic::{AtomicPtr, Ordering};
 
 use libc::{
@@ -209,6 +209,8 @@ originals! {
     omp_get_thread_num() -> c_int;
     GOMP_task(f: Body, d: *mut c_void, copy: Option<TaskCopy>, size: c_long, align: c_long, if_clause: bool, flags: c_uint, depend: *mut *mut c_void, priority: c_int, detach: *mut c_void) -> ();
     GOMP_taskwait() -> ();
+    GOMP_taskloop(f: Body, d: *mut c_void, copy: Option<TaskCopy>, size: c_long, align: c_long, flags: c_uint, num_tasks: c_ulong, priority: c_int, start: c_long, end: c_long, step: c_long) -> ();
+    GOMP_taskloop_ull(f: Body, d: *mut c_void, copy: Option<TaskCopy>, size: c_long, align: c_long, flags: c_uint, num_tasks: c_ulong, priority: c_int, start: u64, end: u64, step: u64) -> ();
     GOMP_taskgroup_start() -> ();
     GOMP_taskgroup_end() -> ();
 }

@@ -1024,9 +1024,14 @@ fn openmp_in_a_plugin_loaded_locally_runs_unchanged() {
 /// OpenMP tasks of every kind GCC 12 emits (deferred and undeferred,
 /// final, mergeable, untied, with priority, with a firstprivate VLA's copy
 /// function, depend chains, taskgroups with grandchildren, a detachable
-/// task, a taskloop, a nested region inside a task, a task outside any
-/// region) run with the same results as without heisen, which puts a
-/// header of its own before every task's data (`src/openmp/tasks.rs`).
+/// task, a nested region inside a task, a task outside any region) and
+/// taskloops of every form (with reductions, `unsigned long long` and
+/// downward loops, `lastprivate`, `if(0)`, a firstprivate VLA's copy
+/// function, tasks of their own, nested, `nogroup`, `collapse`, 100,000
+/// undeferred tasks outside any region) run with the same results as
+/// without heisen, which puts a header of its own before every task's data
+/// and gives libgomp a block of its own for every taskloop
+/// (`src/openmp/tasks.rs`, `tasks/taskloop.rs`).
 #[test]
 fn openmp_tasks_of_every_kind_run_unchanged() {
     let d = dir("openmp_tasks");
@@ -1035,7 +1040,9 @@ fn openmp_tasks_of_every_kind_run_unchanged() {
     no_stderr(&o);
     assert_eq!(
         String::from_utf8_lossy(&o.stdout),
-        "fib 6765 vla 156825 grouped 1010 deps 1048575 loop 4950 detached 5 top>=8 1\n"
+        "fib 6765 vla 156825 grouped 1010 deps 1048575 loop 4950 detached 5 top>=8 1\n\
+         taskloop plain 499500 many 350000 ull 6688 down 429 last 98 undeferred 2450 \
+         copied 3827 nested 1155 children 28 nogroup 1770 strided 792\n"
     );
     let r = report(&d.join("out"));
     assert_eq!(sane_locations(&r).len(), 3, "{}", r["runtime"]);
@@ -1104,12 +1111,19 @@ fn task_work_run_at_a_barrier_is_work_not_waiting() {
 /// wait for it; with `depend`, main makes an undeferred task `in: x` after
 /// the dilated one `out: x`, and libgomp has main wait before running it
 /// (the program ends in that task, so main's state at exit is the one
-/// after the merge). Without the merges main's delay stayed near 0 (its
-/// wait counted as its work, or, for `depend`, as the transfer of its own
-/// release).
+/// after the merge). A taskloop's end merges its tasks', and with
+/// `nogroup` the enclosing taskgroup's end does. Without the merges main's
+/// delay stayed near 0 (its wait counted as its work, or, for `depend`, as
+/// the transfer of its own release).
 #[test]
 fn waits_for_tasks_merge_the_ends_of_the_tasks_waited_for() {
-    for scenario in ["taskwait", "taskgroup", "depend"] {
+    for scenario in [
+        "taskwait",
+        "taskgroup",
+        "depend",
+        "taskloop",
+        "taskloop_nogroup",
+    ] {
         let (main, pool, _) = task_scenario(scenario);
         let n = |l: &Value, k: &str| l[k].as_u64().unwrap_or_else(|| panic!("{k} in {l}"));
         assert!(n(&pool, "overhead") > 200_000, "{scenario}: {pool}");

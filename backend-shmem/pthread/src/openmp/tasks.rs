@@ -16,7 +16,7 @@
 //!   time since its last event was a wait for the task (R5: it waited
 //!   until the task existed and its predecessors ended); in libgomp's own
 //!   waits (`single`'s copy, the cancellation forms, `taskwait depend`,
-//!   taskloop's end, a team heisen did not start) nothing says when it
+//!   a team heisen did not start) nothing says when it
 //!   began to wait, and it waits for nothing. Records this thread
 //!   released itself are not merged: they are in its history already.
 //! - **End**: the thread that ran the task releases a record when the
@@ -32,10 +32,8 @@
 //! Without this, task work run inside a wait heisen sees (a barrier, the
 //! join) left no event, and was taken for the wait's time.
 //!
-//! Tasks made in a taskloop's task are filed under the task the thread
-//! runs (heisen does not see taskloop's tasks): a `taskwait` there merges
-//! them, and with them that task's other children ended by then, which it
-//! did not wait for. Their dependences are not followed.
+//! A taskloop's tasks (`taskloop`) start and end the same way, with a
+//! block of heisen's own that libgomp copies for each.
 //!
 //! An undeferred task's data is always copied, onto the creating thread's
 //! stack, by libgomp, with heisen's header (a few hundred bytes): libgomp
@@ -43,8 +41,8 @@
 //! one.
 //!
 //! Not merged, so run as without heisen: the dependences `depend` lists
-//! as not followed, `taskwait depend`, tasks libgomp makes itself
-//! (`taskloop`); a detached task's end is its body's return, not its
+//! as not followed, `taskwait depend`, a `nogroup` taskloop's tasks at
+//! their creator's `taskwait` (`taskloop`); a detached task's end is its body's return, not its
 //! `omp_fulfill_event`; a cancelled task, never run, keeps its header's
 //! references (the records it would have merged).
 
@@ -63,6 +61,7 @@ use crate::hook;
 use crate::real::{self, Body, TaskCopy};
 
 pub(crate) mod depend;
+pub mod taskloop;
 
 /// Task ends folded (a task's children, a taskgroup's tasks).
 #[derive(Default)]
@@ -276,8 +275,9 @@ pub unsafe extern "C-unwind" fn GOMP_task(
             });
             // Followed among the children of a task heisen ran (or of an
             // implicit task of a team it started): a body libgomp runs
-            // in a wait (a taskloop's task) is filed under the task the
-            // thread runs, whose children it does not order.
+            // in a wait without heisen's wrapper (one made without the
+            // runtime) is filed under the task the thread runs, whose
+            // children it does not order.
             let followed = !binding.team.is_null()
                 && WAITING.try_with(Cell::get).unwrap_or(Waiting::No) == Waiting::No;
             let (end, after) = if followed && flags & DEPEND != 0 && !depend.is_null() {
@@ -365,20 +365,50 @@ unsafe extern "C" fn run_task(block: *mut c_void) {
         let after = (!header.after.is_null()).then(|| Box::from_raw(header.after));
         (header, parent, group, slot, after)
     };
+    let after: Vec<Record> = after.map_or_else(Vec::new, |after| {
+        after
+            .iter()
+            .filter_map(|e| *e.lock().unwrap_or_else(|p| p.into_inner()))
+            .collect()
+    });
+    started(header.created, header.binding.team, &after);
+    let frame = Frame {
+        children: None,
+        group: group.clone(),
+        binding: Some(header.binding),
+        siblings: Siblings::default(),
+    };
+    // SAFETY: the program's body with its copied data, as libgomp would
+    // call it.
+    let end = run_body(frame, || unsafe {
+        (header.body)(block.cast::<u8>().add(header.offset).cast());
+    });
+    if let Some(end) = end {
+        if let Some(slot) = &slot {
+            *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(end);
+        }
+        if let Some(parent) = &parent {
+            parent.add(&end);
+        }
+        ended_in(&end, group.as_deref(), Some(header.binding));
+    }
+}
+
+/// A task's start on this thread, made at `created` and bound to `team`:
+/// merges `created` and `after` (the ends of the siblings it depends on,
+/// which libgomp let it start after; R8), each unless this thread released
+/// it itself (an undeferred task, a task run by its creator at a wait),
+/// which its own history holds already; merged, its release would pass
+/// for a transfer that took the whole wait (R5, case m.1).
+fn started(created: Option<Record>, team: *const Team, after: &[Record]) {
     let waited = match WAITING.try_with(Cell::get).unwrap_or(Waiting::No) {
         Waiting::No => false,
         Waiting::Seen => true,
-        Waiting::Final(team) => ptr::eq(team, header.binding.team),
+        Waiting::Final(final_team) => ptr::eq(final_team, team),
     };
-    // The creator, and the siblings it depends on, which libgomp let it
-    // start after (R8): each unless this thread released it itself (an
-    // undeferred task, a task run by its creator at a wait), which its own
-    // history holds already; merged, its release would pass for a transfer
-    // that took the whole wait (R5, case m.1).
     hook(|st| {
         with_current(|s| {
             let me = s.kernel().id();
-            let others = |r: &&Record| r.location != me;
             // In a wait heisen saw begin, the thread waited for the task
             // since its last event (R5); elsewhere (libgomp's own waits)
             // nothing says when it began to wait, and it waited for none.
@@ -387,59 +417,48 @@ unsafe extern "C" fn run_task(block: *mut c_void) {
             } else {
                 s.now()
             };
-            match &after {
-                None => {
-                    if let Some(created) = header.created.as_ref().filter(others) {
-                        s.end(begin, &[Dependency::immediate(created)], st.actions.join);
-                    }
+            let others = |r: &&Record| r.location != me;
+            if after.is_empty() {
+                if let Some(created) = created.as_ref().filter(others) {
+                    s.end(begin, &[Dependency::immediate(created)], st.actions.join);
                 }
-                Some(after) => {
-                    let ends: Vec<Record> = after
-                        .iter()
-                        .filter_map(|e| *e.lock().unwrap_or_else(|p| p.into_inner()))
-                        .chain(header.created)
-                        .collect();
-                    let deps: Vec<_> = ends
-                        .iter()
-                        .filter(others)
-                        .map(Dependency::immediate)
-                        .collect();
-                    if !deps.is_empty() {
-                        s.end(begin, &deps, st.actions.join);
-                    }
-                }
+                return;
+            }
+            let deps: Vec<_> = after
+                .iter()
+                .chain(created.as_ref())
+                .filter(others)
+                .map(Dependency::immediate)
+                .collect();
+            if !deps.is_empty() {
+                s.end(begin, &deps, st.actions.join);
             }
         })
     });
-    let frame = Frame {
-        children: None,
-        group: group.clone(),
-        binding: Some(header.binding),
-        siblings: Siblings::default(),
-    };
+}
+
+/// Runs a task's `body` as the thread's task `frame` (no wait under way
+/// inside it), then releases the task's end (R8), returned.
+fn run_body(frame: Frame, body: impl FnOnce()) -> Option<Record> {
     let waiting = set_waiting(Waiting::No);
-    within(frame, || {
-        // SAFETY: the program's body with its copied data, as libgomp
-        // would call it.
-        unsafe { (header.body)(block.cast::<u8>().add(header.offset).cast()) }
-    });
+    within(frame, body);
     set_waiting(waiting);
-    let end = hook(|st| with_current(|s| s.release(st.actions.create))).flatten();
-    if let Some(end) = end {
-        if let Some(slot) = &slot {
-            *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(end);
-        }
-        if let Some(parent) = &parent {
-            parent.add(&end);
-        }
-        if let Some(group) = &group {
-            group.ends.add(&end);
-        }
-        // SAFETY: a team outlives its tasks: its region's join waits for
-        // them all (`Team`).
-        if let Some(team) = unsafe { header.binding.team.as_ref() } {
-            team.barrier.task_ended(header.binding.episode, &end);
-        }
+    hook(|st| with_current(|s| s.release(st.actions.create))).flatten()
+}
+
+/// A task's `end` folded into what waits for it besides its creator and
+/// its dependent siblings: its taskgroup, and its team's barrier episode
+/// (`binding`; `None`: the task's waiter merges it otherwise).
+fn ended_in(end: &Record, group: Option<&Group>, binding: Option<Binding>) {
+    if let Some(group) = group {
+        group.ends.add(end);
+    }
+    // SAFETY: a team outlives its tasks: its region's join waits for them
+    // all (`Team`).
+    if let Some(binding) = binding
+        && let Some(team) = unsafe { binding.team.as_ref() }
+    {
+        team.barrier.task_ended(binding.episode, end);
     }
 }
 

@@ -13,6 +13,10 @@
  *   openmp_tasks depend IDS   main makes a task `out: x` that thread 1
  *                             runs dilated, then an undeferred one `in: x`,
  *                             which waits for it; that one ends the program
+ *   openmp_tasks taskloop IDS main's taskloop of two tasks: thread 1 runs
+ *                             one dilated, main waits for it at the loop's end
+ *   openmp_tasks taskloop_nogroup IDS  the same with `nogroup`, waited for
+ *                             at the end of a taskgroup around the loop
  *
  * The scenarios with IDS write to that file the location ids of thread 0
  * (main) and thread 1 of the team, then, for `barrier`, the nanoseconds
@@ -45,6 +49,65 @@ static long fib(int n) {
     b = fib(n - 2);
 #pragma omp taskwait
     return a + b;
+}
+
+/* taskloop in every form heisen wraps (GOMP_taskloop, GOMP_taskloop_ull):
+ * each sum must be what a sequential loop gives. */
+static int taskloops(long *vla_in, int n) {
+    long vla[n];
+    for (int i = 0; i < n; i++) vla[i] = vla_in[i];
+    long plain = 0, many = 0, ull = 0, down = 0, last = -1, undeferred = 0, copied = 0, nested = 0,
+         children = 0, nogroup = 0, strided = 0;
+    /* outside any parallel region (no team): every task undeferred, run
+     * in place on the program's data */
+#pragma omp taskloop grainsize(1) reduction(+ : many)
+    for (int i = 0; i < 100000; i++) many += i & 7;
+#pragma omp parallel num_threads(3)
+#pragma omp single
+    {
+#pragma omp taskloop num_tasks(5) reduction(+ : plain)
+        for (int i = 0; i < 1000; i++) plain += i;
+#pragma omp taskloop grainsize(3) reduction(+ : ull)
+        for (unsigned long long u = 10; u < 200; u += 3) ull += u;
+#pragma omp taskloop reduction(+ : down)
+        for (long i = 500; i > -500; i -= 7) down += i;
+#pragma omp taskloop lastprivate(last) num_tasks(4)
+        for (int i = 0; i < 99; i++) last = i;
+#pragma omp taskloop if (0) reduction(+ : undeferred)
+        for (int i = 0; i < 50; i++) undeferred += 2 * i;
+        /* a firstprivate VLA: GCC copies it with a copy function */
+#pragma omp taskloop firstprivate(vla) grainsize(2) reduction(+ : copied)
+        for (int i = 0; i < 40; i++) copied += vla[i % n] + i;
+        /* the loop waits for its tasks' children too */
+#pragma omp taskloop num_tasks(4) shared(children)
+        for (int i = 0; i < 8; i++) {
+#pragma omp task shared(children)
+            {
+#pragma omp atomic
+                children += i;
+            }
+        }
+#pragma omp taskloop num_tasks(3) reduction(+ : nested)
+        for (int i = 0; i < 6; i++) {
+            long inner = 0;
+#pragma omp taskloop grainsize(5) reduction(+ : inner)
+            for (int k = 0; k < 20; k++) inner += k;
+            nested += inner + i;
+        }
+#pragma omp taskloop nogroup num_tasks(6) shared(nogroup)
+        for (int i = 0; i < 60; i++) {
+#pragma omp atomic
+            nogroup += i;
+        }
+#pragma omp taskwait
+#pragma omp taskloop collapse(2) grainsize(4) reduction(+ : strided)
+        for (int i = 0; i < 12; i++)
+            for (int k = 0; k < 7; k += 2) strided += i * k;
+    }
+    printf("taskloop plain %ld many %ld ull %ld down %ld last %ld undeferred %ld copied %ld nested %ld "
+           "children %ld nogroup %ld strided %ld\n",
+           plain, many, ull, down, last, undeferred, copied, nested, children, nogroup, strided);
+    return 0;
 }
 
 static int run(void) {
@@ -98,7 +161,6 @@ static int run(void) {
 #pragma omp task depend(in : x) shared(x, deps)
             deps = x;
 #pragma omp taskwait
-            /* not wrapped, run as without heisen */
 #pragma omp taskloop grainsize(7) reduction(+ : loop)
             for (int i = 0; i < 100; i++) loop += i;
             omp_event_handle_t ev;
@@ -125,7 +187,7 @@ static int run(void) {
     omp_destroy_lock(&lock);
     printf("fib %ld vla %ld grouped %ld deps %ld loop %ld detached %ld top>=8 %d\n", fibs, vla_sum,
            grouped, deps, loop, detached, top >= 8);
-    return 0;
+    return taskloops(vla, n);
 }
 
 /* Main spins until `*flag` is set (by a task on thread 1); 0 if it was
@@ -218,6 +280,44 @@ int main(int argc, char **argv) {
                 }
             }
             /* thread 1 waits here, and runs the tasks */
+#pragma omp barrier
+        }
+        omp_destroy_lock(&lock);
+        fprintf(f, "%ld %ld\n", ids[0], ids[1]);
+    } else if (!strcmp(argv[1], "taskloop") || !strcmp(argv[1], "taskloop_nogroup")) {
+        int nogroup = !strcmp(argv[1], "taskloop_nogroup");
+        omp_lock_t lock;
+        omp_init_lock(&lock);
+        volatile int flag = 0;
+#pragma omp parallel num_threads(2)
+        {
+            ids[omp_get_thread_num()] = location();
+            if (omp_get_thread_num() == 0) {
+                /* Of the two tasks, main runs one, which waits until
+                 * thread 1 runs the other, dilated (main's spin is plain
+                 * work); main then waits for it at the loop's end. */
+                if (nogroup) {
+#pragma omp taskgroup
+                    {
+#pragma omp taskloop num_tasks(2) nogroup shared(lock, flag, ok)
+                        for (int i = 0; i < 2; i++) {
+                            if (omp_get_thread_num() == 1)
+                                dilated(&lock, &flag);
+                            else if (!started(&flag))
+                                ok = 0;
+                        }
+                    }
+                } else {
+#pragma omp taskloop num_tasks(2) shared(lock, flag, ok)
+                    for (int i = 0; i < 2; i++) {
+                        if (omp_get_thread_num() == 1)
+                            dilated(&lock, &flag);
+                        else if (!started(&flag))
+                            ok = 0;
+                    }
+                }
+            }
+            /* thread 1 waits here, and runs a task */
 #pragma omp barrier
         }
         omp_destroy_lock(&lock);

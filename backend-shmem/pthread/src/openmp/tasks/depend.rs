@@ -10,7 +10,7 @@
 //! task bound to a team heisen started. Not followed: `mutexinoutset`,
 //! `inoutset` and depend objects (`depobj`), `omp_all_memory`'s order
 //! against other addresses (it is the null address here), the children of
-//! tasks heisen did not run (a taskloop's). Leaving a sibling out is never
+//! tasks heisen did not run. Leaving a sibling out is never
 //! wrong, only less precise: whatever a later sibling would have merged
 //! from it came before its own predecessors, which it still merges.
 //! Bounded (R12): `ADDRESSES` addresses among one task's children and
