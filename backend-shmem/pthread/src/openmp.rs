@@ -26,7 +26,12 @@
 //!   by their name's address, `GOMP_atomic_*`, `omp_*_lock` and
 //!   gfortran's `omp_*_lock_`): the next acquire merges the previous
 //!   release, through the mutexes' table (`objects`); `omp_set_lock` tries
-//!   the lock first, as `pthread_mutex_lock` does.
+//!   the lock first, as `pthread_mutex_lock` does. Nest locks
+//!   (`omp_*_nest_lock`, gfortran's `omp_*_nest_lock_`) are recursive
+//!   mutexes: only the outermost set and unset are a hand-off.
+//! - **Ordered sections** (`GOMP_ordered_start`, `GOMP_ordered_end`): a
+//!   section's start merges the end of the team's last one, the previous
+//!   iteration's (they run one at a time, in iteration order).
 //!
 //! The region's body runs in a trampoline that knows its team (a
 //! thread-local pointer, saved and restored, so nested regions keep their
@@ -36,7 +41,8 @@
 //! `extern "C"`: a body that unwinds aborts, as OpenMP requires of a
 //! structured block anyway. Not wrapped, so unmerged, and run as without
 //! heisen: the task forms `tasks` lists,
-//! cancellation forms, nest locks, `GOMP_parallel_reductions` (its team
+//! cancellation forms, `doacross` (`ordered depend`), `single
+//! copyprivate`, `GOMP_parallel_reductions` (its team
 //! runs without a trampoline: libgomp reads the region's data), the pre-4.9
 //! `GOMP_parallel_start`, `teams`; clang's OpenMP runtime (libomp) has
 //! entry points of its own (`__kmpc_*`), though its `omp_*_lock` are these.
@@ -82,6 +88,8 @@ struct Team {
     /// The members' ends folded, and the encountering thread's end (the
     /// begin of its wait at the join).
     join: Mutex<(Exchange<SELECTED>, Option<u64>)>,
+    /// The end of the last `ordered` section run in the team.
+    ordered: Mutex<Option<Record>>,
 }
 
 std::thread_local! {
@@ -162,6 +170,7 @@ fn parallel<R>(body: Body, data: *mut c_void, start: impl FnOnce(Body, *mut c_vo
         level: AtomicI32::new(0),
         barrier: BarrierState::default(),
         join: Mutex::new((Exchange::EMPTY, None)),
+        ordered: Mutex::new(None),
     };
     let waiting = tasks::set_waiting(Waiting::No);
     let r = start(trampoline, ptr::from_ref(&team).cast_mut().cast());
@@ -494,4 +503,102 @@ pub unsafe extern "C-unwind" fn omp_unset_lock_(l: *mut c_void) {
 pub unsafe extern "C-unwind" fn omp_test_lock_(l: *mut c_void) -> i32 {
     // SAFETY: the caller's argument, passed on.
     tried(l, unsafe { real::omp_test_lock_(l) })
+}
+
+// ----- nest locks ----------------------------------------------------------
+
+/// A family of nest locks (C's `omp_*_nest_lock`, gfortran's
+/// `omp_*_nest_lock_`): only the outermost set and unset are a hand-off
+/// (R8), as for a recursive mutex (the mutexes' table keeps the owner
+/// and depth); a test returns the nesting count, nonzero when taken.
+macro_rules! nest_locks {
+    ($($lang:literal: $init:ident, $destroy:ident, $set:ident, $unset:ident, $test:ident -> $count:ty;)*) => {$(
+        #[doc = concat!($lang, "'s `", stringify!($init), "`.")]
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C-unwind" fn $init(l: *mut c_void) {
+            // SAFETY: the caller's argument, passed on.
+            init_lock(l, || unsafe { real::$init(l) });
+        }
+
+        #[doc = concat!($lang, "'s `", stringify!($destroy), "`.")]
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C-unwind" fn $destroy(l: *mut c_void) {
+            // SAFETY: the caller's argument, passed on.
+            destroy_lock(l, || unsafe { real::$destroy(l) });
+        }
+
+        #[doc = concat!($lang, "'s `", stringify!($set), "`: the outermost set merges the previous outermost unset (R8).")]
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C-unwind" fn $set(l: *mut c_void) {
+            // SAFETY: the caller's argument, passed on.
+            acquire(l as usize, || unsafe { real::$set(l) });
+        }
+
+        #[doc = concat!($lang, "'s `", stringify!($unset), "`: the outermost unset is a release (R3, R8).")]
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C-unwind" fn $unset(l: *mut c_void) {
+            // SAFETY: the caller's argument, passed on.
+            release(l as usize, || unsafe { real::$unset(l) });
+        }
+
+        #[doc = concat!($lang, "'s `", stringify!($test), "` (`tried`): the nesting count, 0 when the lock is another's.")]
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C-unwind" fn $test(l: *mut c_void) -> $count {
+            // SAFETY: the caller's argument, passed on.
+            tried(l, unsafe { real::$test(l) })
+        }
+    )*};
+}
+
+nest_locks! {
+    "C": omp_init_nest_lock, omp_destroy_nest_lock, omp_set_nest_lock, omp_unset_nest_lock,
+        omp_test_nest_lock -> c_int;
+    "gfortran": omp_init_nest_lock_, omp_destroy_nest_lock_, omp_set_nest_lock_,
+        omp_unset_nest_lock_, omp_test_nest_lock_ -> i32;
+}
+
+// ----- ordered -------------------------------------------------------------
+
+/// `GOMP_ordered_start`: an `ordered` section waits for the one of the
+/// loop's previous iteration, run by the thread that ran it: it merges
+/// that section's end, the team's last (R8; sections run one at a time,
+/// in iteration order). Outside a wrapped region, the original alone.
+#[unsafe(no_mangle)]
+pub unsafe extern "C-unwind" fn GOMP_ordered_start() {
+    let team = own_team();
+    let begin = team
+        .and_then(|_| hook(|st| with_current(|s| s.begin(st.actions.mutex_lock))))
+        .flatten();
+    // SAFETY: no arguments; libgomp's contract.
+    unsafe { real::GOMP_ordered_start() };
+    if let (Some(team), Some(begin)) = (team, begin) {
+        hook(|st| {
+            let previous = team
+                .ordered
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .unwrap_or(Record::EMPTY);
+            with_current(|s| {
+                s.end(
+                    begin,
+                    &[Dependency::immediate(&previous)],
+                    st.actions.mutex_lock,
+                )
+            });
+        });
+    }
+}
+
+/// `GOMP_ordered_end`: the section's end, a release the next iteration's
+/// section merges (R3, R8).
+#[unsafe(no_mangle)]
+pub unsafe extern "C-unwind" fn GOMP_ordered_end() {
+    if let Some(team) = own_team() {
+        hook(|st| {
+            let end = with_current(|s| s.release_split(st.actions.mutex_unlock));
+            *team.ordered.lock().unwrap_or_else(|p| p.into_inner()) = end;
+        });
+    }
+    // SAFETY: no arguments; libgomp's contract.
+    unsafe { real::GOMP_ordered_end() };
 }

@@ -205,6 +205,18 @@ originals! {
     omp_set_lock(l: *mut c_void) -> ();
     omp_unset_lock(l: *mut c_void) -> ();
     omp_test_lock(l: *mut c_void) -> c_int;
+    omp_init_nest_lock(l: *mut c_void) -> ();
+    omp_destroy_nest_lock(l: *mut c_void) -> ();
+    omp_set_nest_lock(l: *mut c_void) -> ();
+    omp_unset_nest_lock(l: *mut c_void) -> ();
+    omp_test_nest_lock(l: *mut c_void) -> c_int;
+    omp_init_nest_lock_(l: *mut c_void) -> ();
+    omp_destroy_nest_lock_(l: *mut c_void) -> ();
+    omp_set_nest_lock_(l: *mut c_void) -> ();
+    omp_unset_nest_lock_(l: *mut c_void) -> ();
+    omp_test_nest_lock_(l: *mut c_void) -> i32;
+    GOMP_ordered_start() -> ();
+    GOMP_ordered_end() -> ();
     omp_get_num_threads() -> c_int;
     omp_get_thread_num() -> c_int;
     GOMP_task(f: Body, d: *mut c_void, copy: Option<TaskCopy>, size: c_long, align: c_long, if_clause: bool, flags: c_uint, depend: *mut *mut c_void, priority: c_int, detach: *mut c_void) -> ();

@@ -974,7 +974,31 @@ fn openmp_barriers_locks_and_joins_merge_as_hand_offs() {
     );
 }
 
-/// gfortran's OpenMP: the same entry points, and its own `omp_*_lock_`.
+/// OpenMP nest locks (only the outermost set and unset a hand-off) and
+/// `ordered` sections (each merges the end of the previous iteration's)
+/// run as without heisen, and main, waiting in `omp_set_nest_lock` or
+/// `GOMP_ordered_start` for thread 1's dilated work, takes thread 1's
+/// delay (R8). Before they were wrapped main's delay was its own overhead
+/// (6 µs against 0.7 ms).
+#[test]
+fn openmp_nest_locks_and_ordered_sections_merge_as_hand_offs() {
+    let d = dir("openmp_ordered");
+    let exe = build_with("openmp_ordered.c", "cc", &["-fopenmp"], &d);
+    let o = same_both_ways(&exe, &["run"], 0, &d.join("run"));
+    no_stderr(&o);
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        "nest counts 2 3 1 refused 0\nordered 40 in order 1\n"
+    );
+    for mode in ["nest", "ordered"] {
+        let out = d.join(mode);
+        no_stderr(&same_both_ways(&exe, &[mode], 0, &out));
+        main_took_over_the_other_threads_delay(&report(&out), mode);
+    }
+}
+
+/// gfortran's OpenMP: the same entry points, and its own `omp_*_lock_`
+/// and `omp_*_nest_lock_`.
 #[test]
 fn openmp_in_fortran_runs_unchanged() {
     let d = dir("openmp_fortran");
@@ -986,6 +1010,9 @@ fn openmp_in_fortran_runs_unchanged() {
     );
     let o = same_both_ways(&exe, &[], 0, &d.join("out"));
     no_stderr(&o);
+    // Three threads each took the nest lock at depth 3.
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.trim_end().ends_with(" T 9"), "{stdout}");
     let r = report(&d.join("out"));
     assert_eq!(sane_locations(&r).len(), 3, "{}", r["runtime"]);
 }
