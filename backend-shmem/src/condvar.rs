@@ -261,6 +261,8 @@ impl Condvar {
                 &[Dependency::immediate(n), Dependency::immediate(&released)],
                 a.condvar_wait,
             ),
+            // A wait that ran out of time waited as long without heisen.
+            None if !woken => s.end_timed_out(&[Dependency::immediate(&released)], a.condvar_wait),
             None => s.end(begin, &[Dependency::immediate(&released)], a.condvar_wait),
         });
     }

@@ -401,6 +401,22 @@ impl ThreadState {
         self.merge_costing(begin, end, deps, cost)
     }
 
+    /// Ends a merge action begun with [`Self::begin`] whose wait ran out of
+    /// time (a timed condition wait that timed out): the end clock read
+    /// now, `deps` merged there as by an action that did not wait, then
+    /// the part of `action`'s cost after the read (R1). No dependency
+    /// ended the wait, its timeout did, which the program waits without
+    /// heisen too: the wait is the program's time, not compensated. Ended
+    /// by [`Self::end`], R5's `a(e) = b - x` took the whole timeout away
+    /// (a 1 ms `pthread_cond_clockwait` timeout gave 1 ms of delay, passed
+    /// on to every thread that merged the waiter later).
+    #[inline]
+    pub fn end_timed_out(&mut self, deps: &[Dependency<'_, SELECTED>], action: ActionId) -> Merged {
+        let end = self.now();
+        let cost = self.rt.cost(action).inside;
+        self.merge_costing(end, end, deps, cost)
+    }
+
     /// A merge action that did not wait (a successful `try_lock`): one
     /// clock read, `action`'s whole cost after it (R1).
     #[inline]

@@ -235,6 +235,33 @@ fn condvar_wait_that_times_out_merges_only_the_mutex() {
     assert_eq!(held(0), 0);
 }
 
+/// A wait that ran out of time waited as long as the program does without
+/// heisen (its timeout ended it, not a notice): it is the program's time,
+/// so the thread's delay grows by what heisen charged and nothing more.
+/// Ended as a wait for the mutex's record (R5: `a(e) = b - x`), the whole
+/// timeout was compensated away. Exact: one thread, its own records only.
+#[test]
+fn a_condvar_wait_that_times_out_is_the_programs_time() {
+    setup();
+    let pair = (Mutex::new(()), Condvar::new());
+    let counts =
+        || with_current(|s| (s.kernel().delay(), s.kernel().overhead())).expect("measured");
+    let before = counts();
+    let guard = pair.0.lock().unwrap();
+    let (guard, result) = pair
+        .1
+        .wait_timeout(guard, core::time::Duration::from_micros(300))
+        .unwrap();
+    drop(guard);
+    let after = counts();
+    assert!(result.timed_out());
+    assert_eq!(
+        after.0 - before.0,
+        after.1 - before.1,
+        "the delay grew by the overhead charged (delay, overhead before {before:?}, after {after:?})"
+    );
+}
+
 #[test]
 fn barrier_exit_merges_every_arrival_episode_after_episode() {
     setup();

@@ -553,7 +553,13 @@ pub(crate) fn after_wait(st: &'static State, w: Waiting, rc: c_int) {
         Dependency::immediate(&records[0]),
         Dependency::immediate(&records[1]),
     ];
-    with_current(|s| s.end(begin, &deps[..n], st.actions.cond_wait));
+    if rc == libc::ETIMEDOUT {
+        // The timeout ended the wait, not a notice: the program waits as
+        // long without heisen (the mutex's re-acquire merged at the end).
+        with_current(|s| s.end_timed_out(&deps[..n], st.actions.cond_wait));
+    } else {
+        with_current(|s| s.end(begin, &deps[..n], st.actions.cond_wait));
+    }
 }
 
 /// `pthread_cond_wait`: merges the notifier and the mutex (R8).

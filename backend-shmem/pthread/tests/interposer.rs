@@ -472,6 +472,18 @@ fn main_took_over_the_other_threads_delay(r: &Value, call: &str) {
          {main_overhead} ns) took over the other thread's (overhead \
          {other_overhead} ns)"
     );
+    // And hardly more: a delay is overhead removed, its own or taken over
+    // (R4, R5). Before timed-out waits were the program's time, the
+    // program's 1 ms timeouts before the hand-off gave main (and, through
+    // its creation, the other thread) 4 ms of delay against 0.7 ms of
+    // overhead in all. Up to 5 % more has been seen (40 µs of 0.8 ms in
+    // C11's `mtx` scenario, 1 run in 4; its source is not found yet), so
+    // the bound has 10 %.
+    assert!(
+        main_delay * 10 <= (main_overhead + other_overhead) * 11,
+        "{call}: main's delay {main_delay} ns is more than all the overhead \
+         charged ({main_overhead} + {other_overhead} ns)"
+    );
 }
 
 #[test]
