@@ -21,6 +21,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "asleep.h"
+
 static pthread_mutex_t lk = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t own = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
@@ -43,20 +45,6 @@ static struct timespec in(long ms) {
         t.tv_sec++;
     }
     return t;
-}
-
-/* Whether thread `tid` of this process is asleep (blocked in a wait). */
-static int asleep(pid_t tid) {
-    char path[64], buf[512];
-    snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return 0;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = 0;
-    char *p = strrchr(buf, ')'); /* the name may hold spaces */
-    return p && p[1] == ' ' && p[2] == 'S';
 }
 
 /* Waits until main has armed and sleeps, then does the instrumented work. */

@@ -6,11 +6,19 @@
  *   openmp_ordered ordered  a loop's ordered sections: thread 1's of
  *                           iteration 1 is dilated, main's of iteration 2
  *                           waits for it
- * Under the interposer main's delay takes over thread 1's (the test reads
- * both from the report). Output must be identical with and without it. */
+ * Thread 1 starts its dilated work only once main is asleep in its wait,
+ * so that the wait covers it however the threads are scheduled. Under the
+ * interposer main's delay takes over thread 1's (the test reads both from
+ * the report). Output must be identical with and without it. */
+#define _GNU_SOURCE
 #include <omp.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
+
+#include "asleep.h"
+
+static pid_t main_tid;
 
 static omp_lock_t plain;
 
@@ -20,8 +28,10 @@ static void await(volatile int *flag) {
         ;
 }
 
-/* 20,000 lock pairs: each charged by heisen. */
+/* 20,000 lock pairs, each charged by heisen, once main waits. */
 static void dilated(void) {
+    while (!asleep(main_tid))
+        ;
     for (int i = 0; i < 20000; i++) {
         omp_set_lock(&plain);
         omp_unset_lock(&plain);
@@ -45,7 +55,7 @@ static int run(void) {
 #pragma omp parallel num_threads(2)
     {
         if (omp_get_thread_num() == 0) {
-            omp_set_nest_lock(&n); /* the third level */
+            omp_set_nest_lock(&n); /* free again: level 1 */
             __atomic_store_n(&held, 1, __ATOMIC_RELEASE);
             await(&tried);
             omp_unset_nest_lock(&n);
@@ -73,6 +83,7 @@ static int run(void) {
 
 int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "run";
+    main_tid = gettid();
     omp_init_lock(&plain);
     if (!strcmp(mode, "run")) return run();
     if (!strcmp(mode, "nest")) {
