@@ -1082,6 +1082,9 @@ fn register_current(parent: Option<&Record>) -> Option<*const Thread> {
     if rt.is_off() {
         return None;
     }
+    // A spawned thread's first clock read, before any of heisen's work:
+    // the end of its creation (below).
+    let arrived = parent.map(|_| rt.now());
     let tid = stack::current_tid();
     // Another copy of the runtime in this process may have registered
     // this thread already (one location per thread, DESIGN §2).
@@ -1123,15 +1126,19 @@ fn register_current(parent: Option<&Record>) -> Option<*const Thread> {
             // thread's own work: a spawned child's local path then beat
             // its spawner's at the start merge (R8) and lost its shares.
             let registered = state.now();
-            state.overhead(registered - state.start);
+            // A spawned thread's location begins when it first ran.
+            let began = arrived.map_or(state.start, |a| a.min(state.start));
+            state.overhead(registered - began);
             if let Some(parent) = parent {
                 let t = registered;
                 let cost = rt.cost(rt.builtin().thread_start).whole;
                 // R8: the child's start merges its spawner's release, with
                 // the thread's creation as the hand-off's transfer (R5,
                 // case m.2, its model): from the release to the child's
-                // first clock read (before registering) the system made
-                // and scheduled the thread, as it does without heisen.
+                // first clock read (before any of heisen's work) the system made
+                // and scheduled the thread, as it does without heisen;
+                // what heisen did after (finding a slot, building the
+                // state) is the registration's overhead, above.
                 // With no transfer (an immediate hand-off) the child
                 // started at the spawner's release, and that latency was
                 // compensated away (30 µs to 3.7 ms here): a joiner then
@@ -1141,10 +1148,11 @@ fn register_current(parent: Option<&Record>) -> Option<*const Thread> {
                     .flags
                     .contains(heisen_core::Flags::DELAY.with(heisen_core::Flags::TIMESTAMP))
                 {
-                    u64::try_from(
-                        i64::try_from(state.start).unwrap_or(i64::MAX) - parent.measured(),
-                    )
-                    .unwrap_or(0)
+                    i64::try_from(began)
+                        .ok()
+                        .and_then(|b| b.checked_sub(parent.measured()))
+                        .and_then(|d| u64::try_from(d).ok())
+                        .unwrap_or(0)
                 } else {
                     0
                 };
@@ -1160,7 +1168,9 @@ fn register_current(parent: Option<&Record>) -> Option<*const Thread> {
                     // Table 1) goes below zero (a 4 µs thread charged
                     // 2.9 ms under the pthread interposer). Its
                     // approximated start is the merge's (R8).
-                    state.began(state.start, m.approximated_end);
+                    state.began(began, m.approximated_end);
+                } else {
+                    state.began(began, i64::try_from(began).unwrap_or(i64::MAX));
                 }
             }
             thread.blocked.release();

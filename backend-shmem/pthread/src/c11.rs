@@ -9,8 +9,9 @@
 //! `pthread_cond_t` at their start and `thrd_t` is a `pthread_t`, so
 //! each object shares its table entry with the pthread calls at the same
 //! address (a program may mix them). Each wrapper calls the C11 original
-//! and returns its result; the hooks read that result through
-//! `posix`, the inverse of glibc's `thrd_err_map`.
+//! and returns its result; the hooks of `cnd_*wait` read it through
+//! `posix`, the inverse of glibc's `thrd_err_map`, and the others only
+//! compare it with `thrd_success`, which is 0 in both codings.
 
 use core::ffi::{c_int, c_void};
 use core::panic::AssertUnwindSafe;

@@ -33,7 +33,8 @@
 //! join) left no event, and was taken for the wait's time.
 //!
 //! A taskloop's tasks (`taskloop`) start and end the same way, with a
-//! block of heisen's own that libgomp copies for each.
+//! block of heisen's own that libgomp copies for each (or, undeferred
+//! without the program's copy function, runs them on in place).
 //!
 //! An undeferred task's data is always copied, onto the creating thread's
 //! stack, by libgomp, with heisen's header (a few hundred bytes): libgomp

@@ -59,7 +59,8 @@ static int taskloops(long *vla_in, int n) {
     long plain = 0, many = 0, ull = 0, down = 0, last = -1, undeferred = 0, copied = 0, nested = 0,
          children = 0, nogroup = 0, strided = 0;
     /* outside any parallel region (no team): every task undeferred, run
-     * in place on the program's data */
+     * in place on the data block libgomp was given (under heisen, its
+     * heap copy of the program's) */
 #pragma omp taskloop grainsize(1) reduction(+ : many)
     for (int i = 0; i < 100000; i++) many += i & 7;
 #pragma omp parallel num_threads(3)

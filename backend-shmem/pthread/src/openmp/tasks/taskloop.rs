@@ -40,6 +40,10 @@ use crate::hook;
 use crate::openmp::own_team;
 use crate::real::{self, Body, TaskCopy};
 
+// The lead words are libgomp's `long` (`GOMP_taskloop`) or `unsigned long
+// long` (`GOMP_taskloop_ull`): one layout for both on LP64 only.
+const _: () = assert!(size_of::<c_long>() == size_of::<u64>());
+
 /// `GOMP_TASK_FLAG_NOGROUP` (libgomp's `gomp-constants.h`).
 const NOGROUP: c_uint = 1 << 11;
 
