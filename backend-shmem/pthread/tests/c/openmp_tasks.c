@@ -63,6 +63,12 @@ static int taskloops(long *vla_in, int n) {
      * heap copy of the program's) */
 #pragma omp taskloop grainsize(1) reduction(+ : many)
     for (int i = 0; i < 100000; i++) many += i & 7;
+    /* the same with a copy function: libgomp copies every task's data
+     * onto the stack at once (16,000 blocks), heisen's address of its
+     * header in each */
+    long copied_at_once = 0;
+#pragma omp taskloop firstprivate(vla) grainsize(1) reduction(+ : copied_at_once)
+    for (int i = 0; i < 16000; i++) copied_at_once += vla[i % n];
 #pragma omp parallel num_threads(3)
 #pragma omp single
     {
@@ -106,8 +112,9 @@ static int taskloops(long *vla_in, int n) {
             for (int k = 0; k < 7; k += 2) strided += i * k;
     }
     printf("taskloop plain %ld many %ld ull %ld down %ld last %ld undeferred %ld copied %ld nested %ld "
-           "children %ld nogroup %ld strided %ld\n",
-           plain, many, ull, down, last, undeferred, copied, nested, children, nogroup, strided);
+           "children %ld nogroup %ld strided %ld at once %ld\n",
+           plain, many, ull, down, last, undeferred, copied, nested, children, nogroup, strided,
+           copied_at_once);
     return 0;
 }
 

@@ -15,17 +15,27 @@
 //!   `nogroup` the tasks end into the enclosing taskgroup and the team's
 //!   barrier episode instead, which merge them as they merge `GOMP_task`'s.
 //!
+//! The call waits for the tasks (without `nogroup`), so the header stays
+//! in its frame and each task's block carries its address: 32 bytes more
+//! than the program's per task, where libgomp copies every undeferred
+//! task's data onto the stack at once (with a copy function). A `nogroup`
+//! loop's tasks may outlive the call, so each block carries the whole
+//! header (some 300 bytes).
+//!
 //! With the program's copy function heisen's stands in and calls it for
 //! the data, as for `GOMP_task`; without one, libgomp copies heisen's
 //! block as bytes, so the block holds a copy of the program's data (made
 //! on the heap, freed when the call returns: libgomp has copied it into
-//! every task by then, or run them all in place). A copy function would
-//! make libgomp copy every undeferred task's data onto the stack at once
-//! (a million-task `taskloop` outside a parallel region would not fit).
+//! every task by then, or run them all in place). A copy function of
+//! heisen's would make libgomp copy every undeferred task's data onto the
+//! stack at once (a million-task `taskloop` outside a parallel region
+//! would not fit).
 //!
 //! Not merged: a `nogroup` loop's tasks at their creator's `taskwait`
 //! (heisen would have to keep the creator's children alive for tasks it
-//! cannot count; the wait stays a wait).
+//! cannot count; the wait stays a wait), and a `nogroup` loop with the
+//! program's copy function, run as without heisen (its tasks would carry
+//! the whole header onto the stack).
 
 use core::alloc::Layout;
 use core::ffi::{c_int, c_long, c_uint, c_ulong, c_void};
@@ -57,7 +67,7 @@ const LEAD: usize = 3 * size_of::<u64>();
 struct Header {
     body: Body,
     copy: Option<TaskCopy>,
-    /// The program's data (read by `copy_loop` only).
+    /// The program's data (read by `copy_referenced` only).
     data: *mut c_void,
     /// Where the program's data begins in the block.
     offset: usize,
@@ -171,7 +181,25 @@ fn taskloop(
     if !data_align.is_power_of_two() || bytes < 2 * size_of::<u64>() || data.is_null() {
         return call(f, data, copy, size, align);
     }
-    let offset = (LEAD + size_of::<Header>()).next_multiple_of(data_align);
+    let nogroup = flags & NOGROUP != 0;
+    if nogroup && copy.is_some() {
+        // Its tasks may outlive the call, so each would carry the whole
+        // header, which libgomp copies onto the stack for every undeferred
+        // task at once when there is a copy function: run as without
+        // heisen (`Not merged` above).
+        return call(f, data, copy, size, align);
+    }
+    // The header travels in each task's block (`nogroup`: its tasks may
+    // outlive the call), or stays in this frame and the tasks carry its
+    // address (the call waits for every task).
+    let inline = nogroup;
+    let head = LEAD
+        + if inline {
+            size_of::<Header>()
+        } else {
+            size_of::<*const Header>()
+        };
+    let offset = head.next_multiple_of(data_align);
     let whole_align = data_align.max(align_of::<Header>());
     let Some(layout) = offset
         .checked_add(bytes)
@@ -190,7 +218,6 @@ fn taskloop(
     let Some(created) = hook(|st| with_current(|s| s.release(st.actions.create))) else {
         return call(f, data, copy, size, align);
     };
-    let nogroup = flags & NOGROUP != 0;
     let (enclosing, binding) = FRAME
         .try_with(|c| {
             let frame = c.borrow();
@@ -228,25 +255,27 @@ fn taskloop(
     }
     let block = Block { ptr: block, layout };
     // SAFETY: the block holds `offset + bytes` bytes, aligned for the
-    // header and the data; the program's data holds `bytes` of them.
+    // header (or its address) and the data; the program's data holds
+    // `bytes` of them.
     unsafe {
         let lead = bytes.min(LEAD);
         ptr::copy_nonoverlapping(data.cast::<u8>(), block.ptr, lead);
-        block.ptr.add(LEAD).cast::<Header>().write(header);
+        if inline {
+            block.ptr.add(LEAD).cast::<Header>().write(header);
+        } else {
+            block
+                .ptr
+                .add(LEAD)
+                .cast::<*const Header>()
+                .write(ptr::from_ref(&header));
+        }
         if copy.is_none() {
             ptr::copy_nonoverlapping(data.cast::<u8>(), block.ptr.add(offset), bytes);
         }
     }
-    let copy_block: Option<TaskCopy> = copy.map(|_| copy_loop as TaskCopy);
-    let run = || {
-        call(
-            run_loop_task,
-            block.ptr.cast(),
-            copy_block,
-            total,
-            whole_align,
-        )
-    };
+    let body: Body = if inline { run_carried } else { run_referenced };
+    let copy_block: Option<TaskCopy> = copy.map(|_| copy_referenced as TaskCopy);
+    let run = || call(body, block.ptr.cast(), copy_block, total, whole_align);
     match group.filter(|_| !nogroup) {
         // libgomp waits for the tasks inside the call (its own taskgroup):
         // a wait heisen saw begin, whose end merges theirs (R6).
@@ -256,33 +285,65 @@ fn taskloop(
     drop(block);
 }
 
-/// A task's copy when the program has a copy function: the lead words and
-/// the header, then the data by the program's function.
-unsafe extern "C" fn copy_loop(to: *mut c_void, from: *mut c_void) {
+/// A task's copy when the program has a copy function (never with
+/// `nogroup`): the lead words and the header's address, then the data by
+/// the program's function.
+unsafe extern "C" fn copy_referenced(to: *mut c_void, from: *mut c_void) {
     // SAFETY: `from` is heisen's block, `to` a task's of the same layout
-    // (`taskloop`); the header names the program's data and its function.
+    // (`taskloop`); the header it names lives until the loop's call
+    // returns, after every task.
     unsafe {
-        ptr::copy_nonoverlapping(from.cast::<u8>(), to.cast::<u8>(), LEAD);
-        let header = from.cast::<u8>().add(LEAD).cast::<Header>().read();
-        to.cast::<u8>().add(LEAD).cast::<Header>().write(header);
+        let size = LEAD + size_of::<*const Header>();
+        ptr::copy_nonoverlapping(from.cast::<u8>(), to.cast::<u8>(), size);
+        let header = from
+            .cast::<u8>()
+            .add(LEAD)
+            .cast::<*const Header>()
+            .read()
+            .read();
         if let Some(copy) = header.copy {
             copy(to.cast::<u8>().add(header.offset).cast(), header.data);
         }
     }
 }
 
+/// A task whose block carries the header (`nogroup`).
+unsafe extern "C" fn run_carried(block: *mut c_void) {
+    // SAFETY: a block `taskloop` made or libgomp copied from one.
+    let header = unsafe { block.cast::<u8>().add(LEAD).cast::<Header>().read() };
+    // SAFETY: as above.
+    unsafe { run_loop_task(block, header) };
+}
+
+/// A task whose block carries the header's address (the loop's call
+/// waits for it, so the header outlives it).
+unsafe extern "C" fn run_referenced(block: *mut c_void) {
+    // SAFETY: a block `taskloop` made or libgomp copied from one.
+    let header = unsafe {
+        block
+            .cast::<u8>()
+            .add(LEAD)
+            .cast::<*const Header>()
+            .read()
+            .read()
+    };
+    // SAFETY: as above.
+    unsafe { run_loop_task(block, header) };
+}
+
 /// One task of the loop as libgomp runs it: the creator merged, the range
 /// libgomp set passed on to the program's data, the program's body, the
 /// end folded into the loop's taskgroup (and with `nogroup` the team's
 /// episode).
-unsafe extern "C" fn run_loop_task(block: *mut c_void) {
-    // SAFETY: a block `taskloop` made or libgomp copied from one: the lead
-    // words, the header, the program's data at its offset.
-    let (header, data) = unsafe {
-        let header = block.cast::<u8>().add(LEAD).cast::<Header>().read();
+///
+/// # Safety
+/// `block` is a task's block of the loop `header` describes.
+unsafe fn run_loop_task(block: *mut c_void, header: Header) {
+    // SAFETY: the lead words, then the program's data at its offset.
+    let data = unsafe {
         let data = block.cast::<u8>().add(header.offset);
         ptr::copy_nonoverlapping(block.cast::<u8>(), data, 2 * size_of::<u64>());
-        (header, data)
+        data
     };
     // SAFETY: the group outlives its tasks (the loop's call, or the
     // enclosing taskgroup's end, waits for them); one more count for the
