@@ -818,6 +818,7 @@ impl Thread {
 }
 
 mod flags;
+mod start;
 pub(crate) use flags::Copied;
 use flags::{BUSY, ENDED, Flags};
 
@@ -1130,48 +1131,7 @@ fn register_current(parent: Option<&Record>) -> Option<*const Thread> {
             let began = arrived.map_or(state.start, |a| a.min(state.start));
             state.overhead(registered - began);
             if let Some(parent) = parent {
-                let t = registered;
-                let cost = rt.cost(rt.builtin().thread_start).whole;
-                // R8: the child's start merges its spawner's release, with
-                // the thread's creation as the hand-off's transfer (R5,
-                // case m.2, its model): from the release to the child's
-                // first clock read (before any of heisen's work) the system made
-                // and scheduled the thread, as it does without heisen;
-                // what heisen did after (finding a slot, building the
-                // state) is the registration's overhead, above.
-                // With no transfer (an immediate hand-off) the child
-                // started at the spawner's release, and that latency was
-                // compensated away (30 µs to 3.7 ms here): a joiner then
-                // took it over (a 3 ms program's main, 10 µs of overhead,
-                // had a delay of 3.8 ms).
-                let created = if parent
-                    .flags
-                    .contains(heisen_core::Flags::DELAY.with(heisen_core::Flags::TIMESTAMP))
-                {
-                    i64::try_from(began)
-                        .ok()
-                        .and_then(|b| b.checked_sub(parent.measured()))
-                        .and_then(|d| u64::try_from(d).ok())
-                        .unwrap_or(0)
-                } else {
-                    0
-                };
-                if let Ok(m) =
-                    state
-                        .kernel
-                        .on_start_costing(t, &Dependency::message(parent, created, 0), cost)
-                {
-                    // The measured start stays where the thread's
-                    // registration began: its overhead (R1, above) holds
-                    // the registration, so its measured elapsed time must
-                    // too, or local-only (measured − overhead, seed 000
-                    // Table 1) goes below zero (a 4 µs thread charged
-                    // 2.9 ms under the pthread interposer). Its
-                    // approximated start is the merge's (R8).
-                    state.began(began, m.approximated_end);
-                } else {
-                    state.began(began, i64::try_from(began).unwrap_or(i64::MAX));
-                }
+                start::merge_spawner(state, parent, began, registered);
             }
             thread.blocked.release();
             p
