@@ -13,6 +13,17 @@ use crate::sync::{Mutex, UnsafeCell, const_unless_loom};
 use crate::thread::with_current;
 use crate::{PendingRecord, Record};
 
+/// The transfer model (R5) of a hand-off whose waiter is let go some time
+/// after the release it merges, by something heisen does not see and the
+/// program does without heisen too: a thread's exit after its end record
+/// (a join), a team's launch after its fork. The largest, which R5 clips
+/// to the time from the release to the wait's end, so that the waiter's
+/// delay becomes at most the releaser's (`x' = min(x + w, x_j)`). With no
+/// transfer (an immediate hand-off), a waiter that began after the
+/// release had that time compensated away: a join that began after the
+/// thread's end record took the thread's exit for overhead.
+pub const LET_GO_LATER: u64 = i64::MAX as u64;
+
 /// The record of a lock's last release, guarded by the lock it belongs to.
 /// It is kept lazily ([`PendingRecord`]): the next acquire is most often
 /// the releasing thread's own, which merges nothing and reads only who

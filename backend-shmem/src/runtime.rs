@@ -180,9 +180,15 @@ impl Registry {
         }
     }
 
-    /// A slot for thread `tid` with a fresh location, or `None` (counted)
-    /// when [`MAX_THREADS`] measured threads are alive (R12).
-    pub(crate) fn register(&self, rt: &'static Runtime, tid: i32) -> Option<*const Thread> {
+    /// A slot for thread `tid` with a fresh location starting at `start`
+    /// (`None`: now), or `None` (counted) when [`MAX_THREADS`] measured
+    /// threads are alive (R12).
+    pub(crate) fn register(
+        &self,
+        rt: &'static Runtime,
+        tid: i32,
+        start: Option<u64>,
+    ) -> Option<*const Thread> {
         let fresh = self
             .next
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
@@ -190,7 +196,8 @@ impl Registry {
             });
         if let Ok(slot) = fresh {
             let index = self.locations.fetch_add(1, Ordering::Relaxed);
-            let thread = Box::leak(Thread::boxed(rt, index, slot as u32, rt.now()));
+            let start = start.unwrap_or_else(|| rt.now());
+            let thread = Box::leak(Thread::boxed(rt, index, slot as u32, start));
             let s = &self.slots[slot];
             s.tid.store(tid, Ordering::Relaxed);
             s.thread.store(thread, Ordering::Release);
@@ -198,7 +205,7 @@ impl Registry {
             return Some(thread);
         }
         for _ in 0..REUSE_ROUNDS {
-            match self.reuse(rt, tid) {
+            match self.reuse(rt, tid, start) {
                 Reuse::Taken(thread) => return Some(thread),
                 // Threads that ended are still exiting: they are gone soon.
                 Reuse::Exiting => std::thread::yield_now(),
@@ -213,7 +220,7 @@ impl Registry {
     /// Takes over the slot of a thread that ended and is gone: its
     /// location goes to the store of ended ones, its state is built anew
     /// in place for thread `tid`.
-    fn reuse(&self, rt: &'static Runtime, tid: i32) -> Reuse {
+    fn reuse(&self, rt: &'static Runtime, tid: i32, start: Option<u64>) -> Reuse {
         let from = self.cursor.fetch_add(1, Ordering::Relaxed);
         let mut exiting = false;
         for k in 0..MAX_THREADS {
@@ -252,7 +259,7 @@ impl Registry {
             // its state: its owner is gone, the report writer skips it.
             #[allow(unsafe_code)] // reason: rebuilding the slot's state in place
             unsafe {
-                Thread::rebuild(p, rt, index, i as u32, rt.now());
+                Thread::rebuild(p, rt, index, i as u32, start.unwrap_or_else(|| rt.now()));
             }
             s.tid.store(tid, Ordering::Relaxed);
             s.life.store(LIVE, Ordering::Release);

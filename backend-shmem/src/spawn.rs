@@ -66,7 +66,11 @@ fn joined(begin: Option<u64>, end: &End) {
         with_current(|s| {
             s.end(
                 begin,
-                &[Dependency::immediate(&record)],
+                &[Dependency::message(
+                    &record,
+                    crate::handoff::LET_GO_LATER,
+                    0,
+                )],
                 actions().thread_join,
             )
         });
@@ -234,8 +238,11 @@ where
             .filter(|c| !c.joined.load(core::sync::atomic::Ordering::Relaxed))
             .filter_map(|c| c.end.record.get().copied())
             .collect();
-        let deps: Vec<Dependency<'_, { crate::SELECTED }>> =
-            records.iter().map(Dependency::immediate).collect();
+        // Each thread exits after its end record, as without heisen.
+        let deps: Vec<Dependency<'_, { crate::SELECTED }>> = records
+            .iter()
+            .map(|r| Dependency::message(r, crate::handoff::LET_GO_LATER, 0))
+            .collect();
         let action = actions().thread_join;
         with_current(|s| s.end(begin, &deps, action));
     }

@@ -1104,7 +1104,7 @@ fn register_current(parent: Option<&Record>) -> Option<*const Thread> {
                 }
                 return None;
             }
-            let Some(p) = rt.registry().register(rt, tid) else {
+            let Some(p) = rt.registry().register(rt, tid, arrived) else {
                 // The table is full (R12): this thread runs unmeasured
                 // from now on and is counted once, not once per call (the
                 // message at exit counts threads).
@@ -1127,8 +1127,9 @@ fn register_current(parent: Option<&Record>) -> Option<*const Thread> {
             // thread's own work: a spawned child's local path then beat
             // its spawner's at the start merge (R8) and lost its shares.
             let registered = state.now();
-            // A spawned thread's location begins when it first ran.
-            let began = arrived.map_or(state.start, |a| a.min(state.start));
+            // A spawned thread's location begins when it first ran
+            // (`arrived`, its state's start).
+            let began = state.start;
             state.overhead(registered - began);
             if let Some(parent) = parent {
                 start::merge_spawner(state, parent, began, registered);

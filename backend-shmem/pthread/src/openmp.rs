@@ -9,7 +9,8 @@
 //!   the encountering thread releases a record before the original call
 //!   starts the team; every other member's first act in the region merges
 //!   it (R8, as a thread's start merges its creator; R5: a pool thread's
-//!   wait for work ends there).
+//!   wait for work ends there), with all the time since the release as
+//!   the transfer (`LET_GO_LATER`: the team is let go after it).
 //! - **Barriers** (`GOMP_barrier`, and `GOMP_loop_end` and
 //!   `GOMP_sections_end`, which end a worksharing construct with one):
 //!   every member's exit merges every member's arrival of its episode,
@@ -60,6 +61,7 @@ use core::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Mutex;
 
 use heisen_core::{Dependency, Exchange};
+use heisen_shmem::handoff::LET_GO_LATER;
 use heisen_shmem::{Record, SELECTED, with_current};
 use libc::pthread_mutex_t;
 
@@ -114,10 +116,6 @@ impl Drop for Outer {
     }
 }
 
-/// The fork's transfer model: the largest, which R5 clips to the time
-/// from the release to the member's start (its upper bound).
-const FORK: u64 = i64::MAX as u64;
-
 /// What every member runs in place of the body: the fork's merge, the
 /// body, its end folded into the team.
 unsafe extern "C" fn trampoline(data: *mut c_void) {
@@ -142,7 +140,7 @@ unsafe extern "C" fn trampoline(data: *mut c_void) {
                     // until the encountering thread let the team go, which
                     // is later than the fork's release (it makes the new
                     // members' threads in between): the transfer is all
-                    // the time since the release (`FORK`). With none (an
+                    // the time since the release (`LET_GO_LATER`). With none (an
                     // immediate hand-off), a thread made for this region,
                     // whose last event (its start) came after the release,
                     // had its whole wait for the team's launch compensated
@@ -150,7 +148,7 @@ unsafe extern "C" fn trampoline(data: *mut c_void) {
                     let begin = s.kernel().last_measured();
                     s.end(
                         begin,
-                        &[Dependency::message(fork, FORK, 0)],
+                        &[Dependency::message(fork, LET_GO_LATER, 0)],
                         st.actions.join,
                     )
                 });

@@ -8,6 +8,7 @@ use std::panic::catch_unwind;
 use std::sync::Mutex;
 
 use heisen_core::{Dependency, Exchange};
+use heisen_shmem::handoff::LET_GO_LATER;
 use heisen_shmem::{Record, SELECTED, thread, with_current};
 use libc::{clockid_t, pthread_attr_t, pthread_barrier_t, pthread_t, sem_t, timespec};
 
@@ -503,7 +504,8 @@ fn joined(t: pthread_t, rc: c_int, begin: Option<u64>) {
             core::mem::take(&mut *end).record
         });
         let Some(record) = record else { return };
-        let deps = [Dependency::immediate(&record)];
+        // The thread exits after its end record, as it does without heisen.
+        let deps = [Dependency::message(&record, LET_GO_LATER, 0)];
         match begin {
             Some(begin) => with_current(|s| s.end(begin, &deps, st.actions.join)),
             None => with_current(|s| s.merge_now(&deps, st.actions.join)),
