@@ -1126,13 +1126,11 @@ fn register_current(parent: Option<&Record>) -> Option<*const Thread> {
             // directly from the state's start. Uncharged, it counted as the
             // thread's own work: a spawned child's local path then beat
             // its spawner's at the start merge (R8) and lost its shares.
+            // A spawned thread's state starts when it first ran (`arrived`).
             let registered = state.now();
-            // A spawned thread's location begins when it first ran
-            // (`arrived`, its state's start).
-            let began = state.start;
-            state.overhead(registered - began);
+            state.overhead(registered - state.start);
             if let Some(parent) = parent {
-                start::merge_spawner(state, parent, began, registered);
+                start::merge_spawner(state, parent, registered);
             }
             thread.blocked.release();
             p

@@ -256,17 +256,9 @@ pub(crate) fn locking(m: *mut pthread_mutex_t, call: impl FnOnce() -> c_int) -> 
 pub unsafe extern "C-unwind" fn pthread_mutex_trylock(m: *mut pthread_mutex_t) -> c_int {
     // SAFETY: the caller's argument, passed on.
     let rc = unsafe { real::pthread_mutex_trylock(m) };
+    // EOWNERDEAD: acquired, a robust mutex whose owner died.
     if rc == 0 || rc == libc::EOWNERDEAD {
-        hook(|st| {
-            if let Some(entry) = st.mutexes.get(m as usize) {
-                let a = Acquiring {
-                    entry,
-                    begin: None,
-                    me: me(),
-                };
-                after_lock(st, a, rc, false);
-            }
-        });
+        hook(|st| taken_by_try(st, m as usize));
     }
     rc
 }

@@ -247,34 +247,9 @@ originals! {
     cnd_destroy(c: *mut pthread_cond_t) -> ();
 }
 
-macro_rules! never_returning {
-    ($($name:ident($arg:ident: $ty:ty);)*) => {$(
-        /// Calls the original, which ends the thread (forced unwind) and
-        /// never returns.
-        ///
-        /// # Safety
-        /// As the C function: runs the thread's cleanup and ends it.
-        pub(crate) unsafe fn $name($arg: $ty) -> ! {
-            static CACHE: AtomicPtr<c_void> = AtomicPtr::new(core::ptr::null_mut());
-            let mut p = CACHE.load(Ordering::Acquire);
-            if p.is_null() {
-                let name = concat!(stringify!($name), "\0");
-                let name = core::ffi::CStr::from_bytes_with_nul(name.as_bytes())
-                    .expect("a literal with one NUL at its end");
-                p = next(name, &CACHE);
-            }
-            // SAFETY: the libc function of this name, which unwinds
-            // (forced) and never returns.
-            let f = unsafe {
-                core::mem::transmute::<*mut c_void, unsafe extern "C-unwind" fn($ty) -> !>(p)
-            };
-            // SAFETY: the caller's contract.
-            unsafe { f($arg) }
-        }
-    )*};
-}
-
-never_returning! {
-    pthread_exit(value: *mut c_void);
-    thrd_exit(value: c_int);
+// `pthread_exit` and `thrd_exit` unwind the thread (forced) and never
+// return.
+originals! {
+    pthread_exit(value: *mut c_void) -> !;
+    thrd_exit(value: c_int) -> !;
 }

@@ -455,6 +455,21 @@ fn clock_waits_and_np_joins_merge_their_hand_off() {
     }
 }
 
+/// What report `r` charged a pthread mutex pair, lock and unlock (their
+/// actions' whole costs, R1), in ns.
+fn mutex_pair_charge(r: &Value) -> u64 {
+    let whole = |action: &str| {
+        r["header"]["actions"]
+            .as_array()
+            .expect("actions")
+            .iter()
+            .find(|a| a["action"] == action)
+            .and_then(|a| a["whole"].as_u64())
+            .unwrap_or_else(|| panic!("{action}'s cost in {}", r["header"]))
+    };
+    whole("pthread_mutex_lock") + whole("pthread_mutex_unlock")
+}
+
 /// A report of two threads where main waited in `call` for the other
 /// thread's heavily instrumented work: the hand-off was merged (R8).
 fn main_took_over_the_other_threads_delay(r: &Value, call: &str) {
@@ -474,16 +489,7 @@ fn main_took_over_the_other_threads_delay(r: &Value, call: &str) {
     // milliseconds.
     let (main_delay, main_overhead) = (n(0, "delay"), n(0, "overhead"));
     let other_overhead = n(1, "overhead");
-    let charged = |action: &str| {
-        r["header"]["actions"]
-            .as_array()
-            .expect("actions")
-            .iter()
-            .find(|a| a["action"] == action)
-            .and_then(|a| a["whole"].as_i64())
-            .unwrap_or_else(|| panic!("{call}: {action}'s cost"))
-    };
-    let pairs = 20_000 * (charged("pthread_mutex_lock") + charged("pthread_mutex_unlock"));
+    let pairs = 20_000 * i64::try_from(mutex_pair_charge(r)).expect("a cost in ns");
     assert!(
         2 * (main_delay - main_overhead) >= pairs,
         "{call}: main's delay {main_delay} ns (its own overhead \
@@ -557,16 +563,7 @@ fn mutex_kinds_errors_robust_and_reinitialised_mutexes_behave_as_without_heisen(
         "{pair}"
     );
     assert_eq!(pair["in_situ"].as_array().map(Vec::len), Some(4), "{pair}");
-    let whole = |action: &str| {
-        r["header"]["actions"]
-            .as_array()
-            .expect("actions")
-            .iter()
-            .find(|a| a["action"] == action)
-            .and_then(|a| a["whole"].as_u64())
-            .unwrap_or_else(|| panic!("{action}"))
-    };
-    let charged = whole("pthread_mutex_lock") + whole("pthread_mutex_unlock");
+    let charged = mutex_pair_charge(&r);
     assert_eq!(pair["whole"].as_u64(), Some(charged), "{pair}");
     // What is charged is the in-situ median (to rounding), not the
     // back-to-back figure.

@@ -5,11 +5,11 @@ use heisen_core::{Dependency, Flags};
 use super::ThreadState;
 use crate::Record;
 
-/// The start of a thread whose location `began` (its first clock read) and
-/// whose registration ended at `registered`: merges the spawner's
-/// release `parent`, and sets the location's measured and approximated
-/// start.
-pub(super) fn merge_spawner(state: &mut ThreadState, parent: &Record, began: u64, registered: u64) {
+/// The start of a thread whose registration ended at `registered` (its
+/// state's start is its first clock read): merges the spawner's release
+/// `parent`, and sets the location's approximated start.
+pub(super) fn merge_spawner(state: &mut ThreadState, parent: &Record, registered: u64) {
+    let began = state.start;
     let rt = state.runtime();
     let cost = rt.cost(rt.builtin().thread_start).whole;
     // R8: the child's start merges its spawner's release, with the

@@ -45,21 +45,14 @@ static const char *name(int rc) {
 static struct timespec in(long ms) {
     struct timespec t;
     timespec_get(&t, TIME_UTC);
-    t.tv_sec += ms / 1000;
-    t.tv_nsec += (ms % 1000) * 1000000L;
-    if (t.tv_nsec >= 1000000000L) {
-        t.tv_nsec -= 1000000000L;
-        t.tv_sec++;
-    }
-    return t;
+    return plus_ms(t, ms);
 }
 
 /* Waits until main has armed and sleeps, then does the instrumented work. */
 static void work_while_main_waits(void) {
     while (!atomic_load(&armed))
         thrd_yield();
-    while (!asleep(main_tid))
-        thrd_yield();
+    until_asleep(main_tid);
     for (int i = 0; i < 20000; i++) {
         mtx_lock(&own);
         mtx_unlock(&own);

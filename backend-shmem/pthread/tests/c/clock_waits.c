@@ -38,21 +38,14 @@ static const char *mode;
 static struct timespec in(long ms) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
-    t.tv_sec += ms / 1000;
-    t.tv_nsec += (ms % 1000) * 1000000L;
-    if (t.tv_nsec >= 1000000000L) {
-        t.tv_nsec -= 1000000000L;
-        t.tv_sec++;
-    }
-    return t;
+    return plus_ms(t, ms);
 }
 
 /* Waits until main has armed and sleeps, then does the instrumented work. */
 static void work_while_main_waits(void) {
     while (!atomic_load(&armed))
         sched_yield();
-    while (!asleep(main_tid))
-        sched_yield();
+    until_asleep(main_tid);
     for (int i = 0; i < 20000; i++) {
         pthread_mutex_lock(&own);
         pthread_mutex_unlock(&own);

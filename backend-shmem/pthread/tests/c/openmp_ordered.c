@@ -30,8 +30,7 @@ static void await(volatile int *flag) {
 
 /* 20,000 lock pairs, each charged by heisen, once main waits. */
 static void dilated(void) {
-    while (!asleep(main_tid))
-        ;
+    until_asleep(main_tid);
     for (int i = 0; i < 20000; i++) {
         omp_set_lock(&plain);
         omp_unset_lock(&plain);

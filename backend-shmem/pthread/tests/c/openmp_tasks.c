@@ -217,6 +217,16 @@ static void dilated(omp_lock_t *lock, volatile int *flag) {
     }
 }
 
+/* One of a taskloop's two tasks: thread 1's runs dilated; main's waits
+ * until thread 1's began (main's spin is plain work), so that main then
+ * waits for it at the loop's end. */
+static void loop_task(omp_lock_t *lock, volatile int *flag, int *ok) {
+    if (omp_get_thread_num() == 1)
+        dilated(lock, flag);
+    else if (!started(flag))
+        *ok = 0;
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) return 2;
     if (!strcmp(argv[1], "run")) return run();
@@ -261,8 +271,9 @@ int main(int argc, char **argv) {
         }
         omp_destroy_lock(&lock);
         fprintf(f, "%ld %ld %.0f %.0f\n", ids[0], ids[1], ran[0] * 1e9, ran[1] * 1e9);
-    } else if (!strcmp(argv[1], "taskwait") || !strcmp(argv[1], "taskgroup")) {
-        int group = !strcmp(argv[1], "taskgroup");
+    } else if (!strcmp(argv[1], "taskwait") || !strcmp(argv[1], "taskgroup") ||
+               !strcmp(argv[1], "taskloop") || !strcmp(argv[1], "taskloop_nogroup")) {
+        const char *wait = argv[1];
         omp_lock_t lock;
         omp_init_lock(&lock);
         volatile int flag = 0;
@@ -270,7 +281,7 @@ int main(int argc, char **argv) {
         {
             ids[omp_get_thread_num()] = location();
             if (omp_get_thread_num() == 0) {
-                if (group) {
+                if (!strcmp(wait, "taskgroup")) {
 #pragma omp taskgroup
                     {
 #pragma omp task shared(lock, flag)
@@ -280,52 +291,23 @@ int main(int argc, char **argv) {
                         }
                         ok = started(&flag);
                     }
-                } else {
+                } else if (!strcmp(wait, "taskwait")) {
 #pragma omp task shared(lock, flag)
                     dilated(&lock, &flag);
                     ok = started(&flag);
 #pragma omp taskwait
-                }
-            }
-            /* thread 1 waits here, and runs the tasks */
-#pragma omp barrier
-        }
-        omp_destroy_lock(&lock);
-        fprintf(f, "%ld %ld\n", ids[0], ids[1]);
-    } else if (!strcmp(argv[1], "taskloop") || !strcmp(argv[1], "taskloop_nogroup")) {
-        int nogroup = !strcmp(argv[1], "taskloop_nogroup");
-        omp_lock_t lock;
-        omp_init_lock(&lock);
-        volatile int flag = 0;
-#pragma omp parallel num_threads(2)
-        {
-            ids[omp_get_thread_num()] = location();
-            if (omp_get_thread_num() == 0) {
-                /* Of the two tasks, main runs one, which waits until
-                 * thread 1 runs the other, dilated (main's spin is plain
-                 * work); main then waits for it at the loop's end. */
-                if (nogroup) {
+                } else if (!strcmp(wait, "taskloop")) {
+#pragma omp taskloop num_tasks(2) shared(lock, flag, ok)
+                    for (int i = 0; i < 2; i++) loop_task(&lock, &flag, &ok);
+                } else {
 #pragma omp taskgroup
                     {
 #pragma omp taskloop num_tasks(2) nogroup shared(lock, flag, ok)
-                        for (int i = 0; i < 2; i++) {
-                            if (omp_get_thread_num() == 1)
-                                dilated(&lock, &flag);
-                            else if (!started(&flag))
-                                ok = 0;
-                        }
-                    }
-                } else {
-#pragma omp taskloop num_tasks(2) shared(lock, flag, ok)
-                    for (int i = 0; i < 2; i++) {
-                        if (omp_get_thread_num() == 1)
-                            dilated(&lock, &flag);
-                        else if (!started(&flag))
-                            ok = 0;
+                        for (int i = 0; i < 2; i++) loop_task(&lock, &flag, &ok);
                     }
                 }
             }
-            /* thread 1 waits here, and runs a task */
+            /* thread 1 waits here, and runs the tasks */
 #pragma omp barrier
         }
         omp_destroy_lock(&lock);

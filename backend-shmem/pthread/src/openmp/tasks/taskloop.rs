@@ -81,73 +81,43 @@ struct Header {
     into_team: bool,
 }
 
-/// `GOMP_taskloop`: the tasks carry their creator's record; every
-/// argument but the body, data and copy function passed on.
-#[unsafe(no_mangle)]
-pub unsafe extern "C-unwind" fn GOMP_taskloop(
-    f: Body,
-    data: *mut c_void,
-    copy: Option<TaskCopy>,
-    size: c_long,
-    align: c_long,
-    flags: c_uint,
-    num_tasks: c_ulong,
-    priority: c_int,
-    start: c_long,
-    end: c_long,
-    step: c_long,
-) {
-    taskloop(
-        f,
-        data,
-        copy,
-        size,
-        align,
-        flags,
-        |f, data, copy, size, align| {
-            // SAFETY: the caller's arguments, or heisen's block and body for
-            // them (`taskloop`).
-            unsafe {
-                real::GOMP_taskloop(
-                    f, data, copy, size, align, flags, num_tasks, priority, start, end, step,
-                );
-            }
-        },
-    );
+macro_rules! taskloops {
+    ($($(#[$doc:meta])* $name:ident($iteration:ty);)*) => {$(
+        $(#[$doc])*
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C-unwind" fn $name(
+            f: Body,
+            data: *mut c_void,
+            copy: Option<TaskCopy>,
+            size: c_long,
+            align: c_long,
+            flags: c_uint,
+            num_tasks: c_ulong,
+            priority: c_int,
+            start: $iteration,
+            end: $iteration,
+            step: $iteration,
+        ) {
+            taskloop(f, data, copy, size, align, flags, |f, data, copy, size, align| {
+                // SAFETY: the caller's arguments, or heisen's block and
+                // body for them (`taskloop`).
+                unsafe {
+                    real::$name(
+                        f, data, copy, size, align, flags, num_tasks, priority, start, end, step,
+                    );
+                }
+            });
+        }
+    )*};
 }
 
-/// `GOMP_taskloop_ull`: as `GOMP_taskloop`, for unsigned long long
-/// iteration variables.
-#[unsafe(no_mangle)]
-pub unsafe extern "C-unwind" fn GOMP_taskloop_ull(
-    f: Body,
-    data: *mut c_void,
-    copy: Option<TaskCopy>,
-    size: c_long,
-    align: c_long,
-    flags: c_uint,
-    num_tasks: c_ulong,
-    priority: c_int,
-    start: u64,
-    end: u64,
-    step: u64,
-) {
-    taskloop(
-        f,
-        data,
-        copy,
-        size,
-        align,
-        flags,
-        |f, data, copy, size, align| {
-            // SAFETY: as in `GOMP_taskloop`.
-            unsafe {
-                real::GOMP_taskloop_ull(
-                    f, data, copy, size, align, flags, num_tasks, priority, start, end, step,
-                );
-            }
-        },
-    );
+taskloops! {
+    /// `GOMP_taskloop`: the tasks carry their creator's record; every
+    /// argument but the body, data and copy function passed on.
+    GOMP_taskloop(c_long);
+    /// `GOMP_taskloop_ull`: as `GOMP_taskloop`, for unsigned long long
+    /// iteration variables.
+    GOMP_taskloop_ull(u64);
 }
 
 /// A block aligned for heisen's header and the program's data.
