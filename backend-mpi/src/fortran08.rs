@@ -4,7 +4,8 @@
 //! `MPI_Irecv`, `MPI_Bcast`, ...) call the C `MPI_*` functions, so they
 //! reach heisen. The others call `PMPI_*` directly: completions, probes,
 //! persistent starts, `MPI_Type_free`, communicator constructors,
-//! barriers, `MPI_Init`, `MPI_Buffer_detach`. Unwrapped, a program using `mpi_f08` saw the
+//! barriers, `MPI_Init`, `MPI_Buffer_detach`, window synchronisation and
+//! every window constructor but `MPI_Win_create`. Unwrapped, a program using `mpi_f08` saw the
 //! record's bytes in every status of a nonblocking receive or a probe
 //! (`MPI_Get_count` gave 63 for 3 integers), its requests were never
 //! completed through heisen (merges lost, R4/R5; the request table kept
@@ -26,13 +27,15 @@ use core::ffi::c_int;
 use std::sync::OnceLock;
 
 use crate::sys::{
-    self, MPI_Comm, MPI_Datatype, MPI_Group, MPI_Info, MPI_Message, MPI_Request, MPI_Status,
+    self, MPI_Aint, MPI_Comm, MPI_Datatype, MPI_Group, MPI_Info, MPI_Message, MPI_Request,
+    MPI_Status, MPI_Win,
 };
 
 // A Fortran handle (`MPI_VAL`) is the C handle itself in MPICH.
 const _: () = assert!(core::mem::size_of::<MPI_Comm>() == core::mem::size_of::<c_int>());
 const _: () = assert!(core::mem::size_of::<MPI_Request>() == core::mem::size_of::<c_int>());
 const _: () = assert!(core::mem::size_of::<MPI_Message>() == core::mem::size_of::<c_int>());
+const _: () = assert!(core::mem::size_of::<MPI_Win>() == core::mem::size_of::<c_int>());
 
 /// Addresses of the Fortran `MPI_STATUS_IGNORE` and `MPI_STATUSES_IGNORE`
 /// objects (0 where the MPI has none).
@@ -384,6 +387,62 @@ f08! {
         tag: in c_int,
         newintercomm: out MPI_Comm,
     );
+    /// `MPI_Win_allocate(size, disp_unit, info, comm, baseptr, win)`:
+    /// `baseptr` is the caller's `TYPE(C_PTR)`, C's `void **`.
+    mpi_win_allocate_f08_ => window::MPI_Win_allocate(
+        size: in MPI_Aint,
+        disp_unit: in c_int,
+        info: in MPI_Info,
+        comm: in MPI_Comm,
+        baseptr: out Void,
+        win: out MPI_Win,
+    );
+    /// `MPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win)`.
+    mpi_win_allocate_shared_f08_ => window::MPI_Win_allocate_shared(
+        size: in MPI_Aint,
+        disp_unit: in c_int,
+        info: in MPI_Info,
+        comm: in MPI_Comm,
+        baseptr: out Void,
+        win: out MPI_Win,
+    );
+    /// `MPI_Win_create_dynamic(info, comm, win)`.
+    mpi_win_create_dynamic_f08_ => window::MPI_Win_create_dynamic(
+        info: in MPI_Info,
+        comm: in MPI_Comm,
+        win: out MPI_Win,
+    );
+    /// `MPI_Win_free(win)`.
+    mpi_win_free_f08_ => window::MPI_Win_free(win: out MPI_Win);
+    /// `MPI_Win_fence(assert, win)`.
+    mpi_win_fence_f08_ => window::MPI_Win_fence(assert: in c_int, win: in MPI_Win);
+    /// `MPI_Win_post(group, assert, win)`.
+    mpi_win_post_f08_ => window::MPI_Win_post(group: in MPI_Group, assert: in c_int, win: in MPI_Win);
+    /// `MPI_Win_start(group, assert, win)`.
+    mpi_win_start_f08_ => window::MPI_Win_start(
+        group: in MPI_Group,
+        assert: in c_int,
+        win: in MPI_Win,
+    );
+    /// `MPI_Win_complete(win)`.
+    mpi_win_complete_f08_ => window::MPI_Win_complete(win: in MPI_Win);
+    /// `MPI_Win_wait(win)`.
+    mpi_win_wait_f08_ => window::MPI_Win_wait(win: in MPI_Win);
+}
+
+/// `mpi_f08` `MPI_Win_test(win, flag, ierror)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mpi_win_test_f08_(
+    win: *const MPI_Win,
+    flag: *mut c_int,
+    ierror: *mut c_int,
+) {
+    let mut f = 0;
+    // SAFETY: the caller's arguments, converted as the binding does.
+    unsafe {
+        let rc = crate::window::MPI_Win_test(val(win), &mut f);
+        finish(ierror, rc, Some((flag, f)));
+    }
 }
 
 /// `mpi_f08` `MPI_Init(ierror)`.

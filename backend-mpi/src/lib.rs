@@ -34,6 +34,7 @@
 //! | [`bsend`] | `Buffer_attach`/`_detach`: room for the records of buffered sends |
 //! | [`node`] | the ranks of this rank's node, from one `Iallgather` of node keys (no communicator made), and set-up's node-wide broadcasts and reductions over them |
 //! | [`startup`] | `MPI_Init`'s part after `PMPI_Init`: one calibration per node handed to its ranks (R1), then the clock alignment; how long each part took |
+//! | [`window`] | one-sided communication: windows tracked with a communicator of heisen's own; `Win_fence` and creation/free n-to-n, `Win_post`→`Win_start` and `Win_complete`→`Win_wait`/`Win_test` as record messages; passive target as regions |
 //! | [`report`] | each rank's report at `MPI_Finalize`, rank 0's merged run report and summary |
 //!
 //! Collectives, communicators, clock alignment and `MPI_Pcontrol` live in
@@ -80,3 +81,4 @@ pub mod setup;
 pub mod startup;
 pub mod status;
 pub mod sys;
+pub mod window;

@@ -174,6 +174,8 @@ fn add_mpi_figures(path: &Path, m: &Mpi) {
             + report["runtime"]["memory_bytes"].as_u64().unwrap_or(0),
         // the collectives' extra exchanges and the clock alignment
         "collectives": crate::collective::report_json(),
+        // one-sided windows tracked and their PSCW merges
+        "windows": crate::window::report_json(),
         "clock": crate::align::report_json(),
         // where the calibrated costs came from, and MPI_Init's parts
         "startup": crate::startup::report_json(),

@@ -10,7 +10,7 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
-use common::{library, require, run, scratch, tsc_shareable};
+use common::{library, require, run, run_with, scratch, tsc_shareable};
 use serde_json::Value;
 
 fn report(dir: &Path, rank: u32) -> Value {
@@ -110,6 +110,79 @@ fn c_regions_and_mpi_share_one_runtime_and_delay_crosses_ranks() {
         d1 * 10 >= d0 * 8,
         "rank 1's delay {d1} ns against rank 0's {d0} ns"
     );
+}
+
+#[test]
+fn window_synchronisation_carries_delay_across_ranks() {
+    // (scenario, the rank that works, the rank that waits for it)
+    for (how, works, waits) in [("fence", 0, 1), ("wait", 0, 1), ("start", 1, 0)] {
+        let dir = scratch(&format!("rma-delay-{how}"));
+        let exe = with_libheisen(&dir, "rma_delay");
+        let (plain, measured) = (dir.join("plain"), dir.join("measured"));
+        for d in [&plain, &measured] {
+            std::fs::create_dir_all(d).expect("directory");
+        }
+        let args = [how];
+        assert!(
+            run_with(&exe, 2, None, &plain, &plain, &args, &[])
+                .status
+                .success()
+        );
+        let with = run_with(&exe, 2, Some(&library()), &measured, &measured, &args, &[]);
+        assert!(
+            with.status.success(),
+            "{how}: {}",
+            String::from_utf8_lossy(&with.stderr)
+        );
+        for r in 0..2 {
+            let name = format!("r{r}.txt");
+            let read = |d: &Path| std::fs::read_to_string(d.join(&name)).expect("output");
+            assert_eq!(read(&plain), read(&measured), "{how}: rank {r}'s output");
+        }
+        let delay = |r: u32| {
+            report(&measured, r)["locations"][0]["delay"]
+                .as_u64()
+                .expect("delay")
+        };
+        let (dw, dv) = (delay(works), delay(waits));
+        // 200,000 region pairs cost milliseconds of delay (R1) ...
+        assert!(dw > 1_000_000, "{how}: the working rank's delay {dw} ns");
+        // ... which the rank waiting for them in the window's
+        // synchronisation inherits (R4/R5 for post/start and
+        // complete/wait, R6 for the fence), and not much more: its own
+        // overhead is a few calls
+        assert!(
+            dv * 10 >= dw * 8 && dv <= dw + 5_000_000,
+            "{how}: the waiting rank's delay {dv} ns against {dw} ns"
+        );
+        // and inherits it in that call: its compensated time there is
+        // shorter than its measured time by about the working rank's delay
+        let call = match how {
+            "fence" => "MPI_Win_fence",
+            "wait" => "MPI_Win_wait",
+            _ => "MPI_Win_start",
+        };
+        let waiting = report(&measured, waits);
+        let id = waiting["regions"]
+            .as_array()
+            .expect("regions")
+            .iter()
+            .find(|n| n["name"] == call)
+            .unwrap_or_else(|| panic!("{how}: no {call}"))["id"]
+            .clone();
+        let entry = waiting["locations"][0]["regions"]
+            .as_array()
+            .expect("regions")
+            .iter()
+            .find(|e| e["region"] == id)
+            .unwrap_or_else(|| panic!("{how}: {call} not entered"));
+        let number = |k: &str| entry[k].as_i64().expect("a time");
+        let removed = number("measured_inclusive") - number("inclusive");
+        assert!(
+            removed * 10 >= dw as i64 * 8,
+            "{how}: {call} compensated by {removed} ns against {dw} ns"
+        );
+    }
 }
 
 #[test]
