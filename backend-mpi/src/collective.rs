@@ -9,6 +9,7 @@
 //! | n-to-1 | `Gather(v)`, `Reduce` | `Reduce` of [`Exchange`] entries to the root | the root (R6, 001 eq. 12-13) |
 //! | n-to-n | `Barrier`, `Allgather(v)`, `Alltoall(v,w)`, `Allreduce`, `Reduce_scatter(_block)` | `Allreduce` of [`Exchange`] entries | everybody |
 //! | prefix | `Scan`, `Exscan` | `Scan` of [`Exchange`] entries | rank `i` merges ranks `0..=i` |
+//! | neighbourhood | `Neighbor_allgather(v)`, `Neighbor_alltoall(v,w)` | `Neighbor_allgather` of [`Exchange`] entries on the same topology | each rank merges its in-neighbours' entries and its own |
 //!
 //! The exchange is a reduction with a merge operator over a 272-byte
 //! record (O(log P), R6), made after the program's operation so that each
@@ -19,9 +20,10 @@
 //! order on every rank, and merge when the program's request completes
 //! (through the request table's completion hook).
 //!
-//! Collectives on intercommunicators are regions, not merged;
-//! neighbourhood collectives, persistent collectives (`*_init`) and the
-//! large-count `_c` bindings are not wrapped and pass straight to the MPI.
+//! Every call has its large-count `_c` binding (MPI-4.0 §6.1) wrapped the
+//! same way. Collectives on intercommunicators are regions, not merged;
+//! persistent collectives (`*_init`) are not wrapped and pass straight to
+//! the MPI.
 //! A collective that returns an error before communicating skips the
 //! exchange (`communicated`).
 
@@ -298,6 +300,9 @@ pub enum Shape {
     NToN,
     /// Rank `i` merges ranks `0..=i` (scan, exscan).
     Prefix,
+    /// Each rank merges the ranks it receives from on the communicator's
+    /// process topology, its in-neighbours (MPI-4.0 §8.6).
+    Neighbours,
 }
 
 /// A participant's state at its entry: the clock read and the record it
@@ -313,6 +318,31 @@ fn is_inter(comm: MPI_Comm) -> bool {
     // SAFETY: `comm` was just used successfully by the program's call.
     unsafe { sys::PMPI_Comm_test_inter(comm, &mut flag) };
     flag != 0
+}
+
+/// How many ranks `comm`'s process topology has this rank receive from
+/// in a neighbourhood collective (MPI-4.0 §8.6): `2 × ndims` on a
+/// Cartesian topology (`MPI_PROC_NULL` ones included), the neighbours on
+/// a graph, the sources on a distributed graph; 0 without a topology.
+fn in_degree(comm: MPI_Comm) -> usize {
+    let mut kind: c_int = sys::undefined();
+    let mut n: c_int = 0;
+    // SAFETY: `comm` was just used successfully by the program's
+    // neighbourhood collective, so it has a topology; the calls write
+    // their out-parameters only.
+    unsafe {
+        sys::PMPI_Topo_test(comm, &mut kind);
+        if kind == sys::RSMPI_CART {
+            sys::PMPI_Cartdim_get(comm, &mut n);
+            n *= 2;
+        } else if kind == sys::RSMPI_GRAPH {
+            sys::PMPI_Graph_neighbors_count(comm, my_rank(comm), &mut n);
+        } else if kind == sys::RSMPI_DIST_GRAPH {
+            let (mut outdegree, mut weighted) = (0, 0);
+            sys::PMPI_Dist_graph_neighbors_count(comm, &mut n, &mut outdegree, &mut weighted);
+        }
+    }
+    usize::try_from(n).unwrap_or(0)
 }
 
 fn my_rank(comm: MPI_Comm) -> c_int {
@@ -333,6 +363,10 @@ struct Buffers {
     mine: Encoded,
     /// The fold.
     folded: Encoded,
+    /// The in-neighbours' entries (neighbourhood), one slot per
+    /// in-neighbour; a slot of `MPI_PROC_NULL` keeps the empty entry,
+    /// the identity of the fold.
+    neighbours: Vec<Encoded>,
 }
 
 impl Buffers {
@@ -341,6 +375,7 @@ impl Buffers {
             record: *piggyback::empty(),
             mine: encode(&Entries::EMPTY),
             folded: encode(&Entries::EMPTY),
+            neighbours: Vec::new(),
         };
         let mut record = arrival.map_or(Record::EMPTY, |(_, r)| r);
         match shape {
@@ -363,6 +398,10 @@ impl Buffers {
     /// `self` must stay where it is until the exchange completes.
     unsafe fn exchange(&mut self, shape: Shape, comm: MPI_Comm, request: Option<&mut MPI_Request>) {
         let w = wire();
+        if shape == Shape::Neighbours {
+            self.neighbours = vec![encode(&Entries::EMPTY); in_degree(comm)];
+        }
+        let neighbours = self.neighbours.as_mut_ptr().cast::<c_void>();
         let mine = self.mine.as_ptr().cast::<c_void>();
         let folded = self.folded.as_mut_ptr().cast::<c_void>();
         let record = self.record.as_mut_ptr().cast::<c_void>();
@@ -391,6 +430,12 @@ impl Buffers {
                 (Shape::Prefix, Some(r)) => {
                     sys::PMPI_Iscan(mine, folded, 1, w.datatype, w.op, comm, r)
                 }
+                (Shape::Neighbours, None) => sys::PMPI_Neighbor_allgather(
+                    mine, 1, w.datatype, neighbours, 1, w.datatype, comm,
+                ),
+                (Shape::Neighbours, Some(r)) => sys::PMPI_Ineighbor_allgather(
+                    mine, 1, w.datatype, neighbours, 1, w.datatype, comm, r,
+                ),
             };
         }
     }
@@ -415,9 +460,16 @@ impl Buffers {
                     // contribute their records
                     Shape::OneToN { .. } => false,
                     Shape::NToOne { root } if root != me => false,
-                    Shape::NToOne { .. } | Shape::NToN | Shape::Prefix => {
+                    Shape::NToOne { .. } | Shape::NToN | Shape::Prefix | Shape::Neighbours => {
                         // 001 eq. 12-13: the common exit of all entries
-                        let mut folded = decode(&self.folded);
+                        // (a neighbourhood's: its in-neighbours' and its own)
+                        let mut folded = if shape == Shape::Neighbours {
+                            self.neighbours
+                                .iter()
+                                .fold(decode(&self.mine), |f, n| decode(n).combine(&f))
+                        } else {
+                            decode(&self.folded)
+                        };
                         if folded.flags.contains(Flags::TIMESTAMP) {
                             // back to this rank's time base (0 on one node)
                             let offset = crate::align::applied_offset();
@@ -679,6 +731,7 @@ macro_rules! nonblocking_collectives {
 
 type Ints = *const c_int;
 type Types = *const MPI_Datatype;
+type Aints = *const sys::MPI_Aint;
 type T = MPI_Datatype;
 
 blocking_collectives! {
@@ -732,6 +785,22 @@ blocking_collectives! {
     /// `MPI_Exscan` (§6.11.2): rank i merges ranks 0..=i.
     MPI_Exscan => PMPI_Exscan(sb: *const V, rb: *mut V, count: c_int, datatype: T, op: MPI_Op,
         comm: MPI_Comm) on comm as Shape::Prefix;
+    /// `MPI_Neighbor_allgather` (§8.6.1): each rank merges its in-neighbours.
+    MPI_Neighbor_allgather => PMPI_Neighbor_allgather(sb: *const V, sc: c_int, st: T, rb: *mut V,
+        rc: c_int, rt: T, comm: MPI_Comm) on comm as Shape::Neighbours;
+    /// `MPI_Neighbor_allgatherv` (§8.6.1).
+    MPI_Neighbor_allgatherv => PMPI_Neighbor_allgatherv(sb: *const V, sc: c_int, st: T, rb: *mut V,
+        rcs: Ints, displs: Ints, rt: T, comm: MPI_Comm) on comm as Shape::Neighbours;
+    /// `MPI_Neighbor_alltoall` (§8.6.2).
+    MPI_Neighbor_alltoall => PMPI_Neighbor_alltoall(sb: *const V, sc: c_int, st: T, rb: *mut V,
+        rc: c_int, rt: T, comm: MPI_Comm) on comm as Shape::Neighbours;
+    /// `MPI_Neighbor_alltoallv` (§8.6.2).
+    MPI_Neighbor_alltoallv => PMPI_Neighbor_alltoallv(sb: *const V, scs: Ints, sd: Ints, st: T,
+        rb: *mut V, rcs: Ints, rd: Ints, rt: T, comm: MPI_Comm) on comm as Shape::Neighbours;
+    /// `MPI_Neighbor_alltoallw` (§8.6.2).
+    MPI_Neighbor_alltoallw => PMPI_Neighbor_alltoallw(sb: *const V, scs: Ints, sd: Aints,
+        st: Types, rb: *mut V, rcs: Ints, rd: Aints, rt: Types, comm: MPI_Comm)
+        on comm as Shape::Neighbours;
 }
 
 nonblocking_collectives! {
@@ -785,4 +854,198 @@ nonblocking_collectives! {
     /// `MPI_Iexscan` (§6.12.12): prefix.
     MPI_Iexscan => PMPI_Iexscan(sb: *const V, rb: *mut V, count: c_int, datatype: T, op: MPI_Op,
         comm: MPI_Comm) on comm as Shape::Prefix;
+    /// `MPI_Ineighbor_allgather` (§8.7.1): neighbourhood.
+    MPI_Ineighbor_allgather => PMPI_Ineighbor_allgather(sb: *const V, sc: c_int, st: T,
+        rb: *mut V, rc: c_int, rt: T, comm: MPI_Comm) on comm as Shape::Neighbours;
+    /// `MPI_Ineighbor_allgatherv` (§8.7.1).
+    MPI_Ineighbor_allgatherv => PMPI_Ineighbor_allgatherv(sb: *const V, sc: c_int, st: T,
+        rb: *mut V, rcs: Ints, displs: Ints, rt: T, comm: MPI_Comm) on comm as Shape::Neighbours;
+    /// `MPI_Ineighbor_alltoall` (§8.7.2).
+    MPI_Ineighbor_alltoall => PMPI_Ineighbor_alltoall(sb: *const V, sc: c_int, st: T, rb: *mut V,
+        rc: c_int, rt: T, comm: MPI_Comm) on comm as Shape::Neighbours;
+    /// `MPI_Ineighbor_alltoallv` (§8.7.2).
+    MPI_Ineighbor_alltoallv => PMPI_Ineighbor_alltoallv(sb: *const V, scs: Ints, sd: Ints, st: T,
+        rb: *mut V, rcs: Ints, rd: Ints, rt: T, comm: MPI_Comm) on comm as Shape::Neighbours;
+    /// `MPI_Ineighbor_alltoallw` (§8.7.2).
+    MPI_Ineighbor_alltoallw => PMPI_Ineighbor_alltoallw(sb: *const V, scs: Ints, sd: Aints,
+        st: Types, rb: *mut V, rcs: Ints, rd: Aints, rt: Types, comm: MPI_Comm)
+        on comm as Shape::Neighbours;
+}
+
+// The large-count (`MPI_Count`, MPI-4.0 §6.1) bindings: the same shapes;
+// the extra exchange does not depend on the counts.
+
+type C = sys::MPI_Count;
+type Counts = *const sys::MPI_Count;
+
+blocking_collectives! {
+    /// `MPI_Bcast_c` (MPI-4.0 large counts): as `MPI_Bcast`.
+    MPI_Bcast_c => PMPI_Bcast_c(buf: *mut V, count: C, datatype: T, root: c_int, comm: MPI_Comm)
+        on comm as Shape::OneToN { root };
+    /// `MPI_Gather_c` (MPI-4.0 large counts): as `MPI_Gather`.
+    MPI_Gather_c => PMPI_Gather_c(sb: *const V, sc: C, st: T, rb: *mut V, rc: C, rt: T,
+        root: c_int, comm: MPI_Comm)
+        on comm as Shape::NToOne { root };
+    /// `MPI_Gatherv_c` (MPI-4.0 large counts): as `MPI_Gatherv`.
+    MPI_Gatherv_c => PMPI_Gatherv_c(sb: *const V, sc: C, st: T, rb: *mut V, rcs: Counts,
+        displs: Aints, rt: T, root: c_int, comm: MPI_Comm)
+        on comm as Shape::NToOne { root };
+    /// `MPI_Scatter_c` (MPI-4.0 large counts): as `MPI_Scatter`.
+    MPI_Scatter_c => PMPI_Scatter_c(sb: *const V, sc: C, st: T, rb: *mut V, rc: C, rt: T,
+        root: c_int, comm: MPI_Comm)
+        on comm as Shape::OneToN { root };
+    /// `MPI_Scatterv_c` (MPI-4.0 large counts): as `MPI_Scatterv`.
+    MPI_Scatterv_c => PMPI_Scatterv_c(sb: *const V, scs: Counts, displs: Aints, st: T, rb: *mut V,
+        rc: C, rt: T, root: c_int, comm: MPI_Comm)
+        on comm as Shape::OneToN { root };
+    /// `MPI_Allgather_c` (MPI-4.0 large counts): as `MPI_Allgather`.
+    MPI_Allgather_c => PMPI_Allgather_c(sb: *const V, sc: C, st: T, rb: *mut V, rc: C, rt: T,
+        comm: MPI_Comm)
+        on comm as Shape::NToN;
+    /// `MPI_Allgatherv_c` (MPI-4.0 large counts): as `MPI_Allgatherv`.
+    MPI_Allgatherv_c => PMPI_Allgatherv_c(sb: *const V, sc: C, st: T, rb: *mut V, rcs: Counts,
+        displs: Aints, rt: T, comm: MPI_Comm)
+        on comm as Shape::NToN;
+    /// `MPI_Alltoall_c` (MPI-4.0 large counts): as `MPI_Alltoall`.
+    MPI_Alltoall_c => PMPI_Alltoall_c(sb: *const V, sc: C, st: T, rb: *mut V, rc: C, rt: T,
+        comm: MPI_Comm)
+        on comm as Shape::NToN;
+    /// `MPI_Alltoallv_c` (MPI-4.0 large counts): as `MPI_Alltoallv`.
+    MPI_Alltoallv_c => PMPI_Alltoallv_c(sb: *const V, scs: Counts, sd: Aints, st: T, rb: *mut V,
+        rcs: Counts, rd: Aints, rt: T, comm: MPI_Comm)
+        on comm as Shape::NToN;
+    /// `MPI_Alltoallw_c` (MPI-4.0 large counts): as `MPI_Alltoallw`.
+    MPI_Alltoallw_c => PMPI_Alltoallw_c(sb: *const V, scs: Counts, sd: Aints, st: Types,
+        rb: *mut V, rcs: Counts, rd: Aints, rt: Types, comm: MPI_Comm)
+        on comm as Shape::NToN;
+    /// `MPI_Reduce_c` (MPI-4.0 large counts): as `MPI_Reduce`.
+    MPI_Reduce_c => PMPI_Reduce_c(sb: *const V, rb: *mut V, count: C, datatype: T, op: MPI_Op,
+        root: c_int, comm: MPI_Comm)
+        on comm as Shape::NToOne { root };
+    /// `MPI_Allreduce_c` (MPI-4.0 large counts): as `MPI_Allreduce`.
+    MPI_Allreduce_c => PMPI_Allreduce_c(sb: *const V, rb: *mut V, count: C, datatype: T,
+        op: MPI_Op, comm: MPI_Comm)
+        on comm as Shape::NToN;
+    /// `MPI_Reduce_scatter_c` (MPI-4.0 large counts): as `MPI_Reduce_scatter`.
+    MPI_Reduce_scatter_c => PMPI_Reduce_scatter_c(sb: *const V, rb: *mut V, rcs: Counts,
+        datatype: T, op: MPI_Op, comm: MPI_Comm)
+        on comm as Shape::NToN;
+    /// `MPI_Reduce_scatter_block_c` (MPI-4.0 large counts): as `MPI_Reduce_scatter_block`.
+    MPI_Reduce_scatter_block_c => PMPI_Reduce_scatter_block_c(sb: *const V, rb: *mut V, rc: C,
+        datatype: T, op: MPI_Op, comm: MPI_Comm)
+        on comm as Shape::NToN;
+    /// `MPI_Scan_c` (MPI-4.0 large counts): as `MPI_Scan`.
+    MPI_Scan_c => PMPI_Scan_c(sb: *const V, rb: *mut V, count: C, datatype: T, op: MPI_Op,
+        comm: MPI_Comm)
+        on comm as Shape::Prefix;
+    /// `MPI_Exscan_c` (MPI-4.0 large counts): as `MPI_Exscan`.
+    MPI_Exscan_c => PMPI_Exscan_c(sb: *const V, rb: *mut V, count: C, datatype: T, op: MPI_Op,
+        comm: MPI_Comm)
+        on comm as Shape::Prefix;
+    /// `MPI_Neighbor_allgather_c` (MPI-4.0 large counts): as `MPI_Neighbor_allgather`.
+    MPI_Neighbor_allgather_c => PMPI_Neighbor_allgather_c(sb: *const V, sc: C, st: T, rb: *mut V,
+        rc: C, rt: T, comm: MPI_Comm)
+        on comm as Shape::Neighbours;
+    /// `MPI_Neighbor_allgatherv_c` (MPI-4.0 large counts): as `MPI_Neighbor_allgatherv`.
+    MPI_Neighbor_allgatherv_c => PMPI_Neighbor_allgatherv_c(sb: *const V, sc: C, st: T, rb: *mut V,
+        rcs: Counts, displs: Aints, rt: T, comm: MPI_Comm)
+        on comm as Shape::Neighbours;
+    /// `MPI_Neighbor_alltoall_c` (MPI-4.0 large counts): as `MPI_Neighbor_alltoall`.
+    MPI_Neighbor_alltoall_c => PMPI_Neighbor_alltoall_c(sb: *const V, sc: C, st: T, rb: *mut V,
+        rc: C, rt: T, comm: MPI_Comm)
+        on comm as Shape::Neighbours;
+    /// `MPI_Neighbor_alltoallv_c` (MPI-4.0 large counts): as `MPI_Neighbor_alltoallv`.
+    MPI_Neighbor_alltoallv_c => PMPI_Neighbor_alltoallv_c(sb: *const V, scs: Counts, sd: Aints,
+        st: T, rb: *mut V, rcs: Counts, rd: Aints, rt: T, comm: MPI_Comm)
+        on comm as Shape::Neighbours;
+    /// `MPI_Neighbor_alltoallw_c` (MPI-4.0 large counts): as `MPI_Neighbor_alltoallw`.
+    MPI_Neighbor_alltoallw_c => PMPI_Neighbor_alltoallw_c(sb: *const V, scs: Counts, sd: Aints,
+        st: Types, rb: *mut V, rcs: Counts, rd: Aints, rt: Types, comm: MPI_Comm)
+        on comm as Shape::Neighbours;
+}
+
+nonblocking_collectives! {
+    /// `MPI_Ibcast_c` (MPI-4.0 large counts): as `MPI_Ibcast`.
+    MPI_Ibcast_c => PMPI_Ibcast_c(buf: *mut V, count: C, datatype: T, root: c_int, comm: MPI_Comm)
+        on comm as Shape::OneToN { root };
+    /// `MPI_Igather_c` (MPI-4.0 large counts): as `MPI_Igather`.
+    MPI_Igather_c => PMPI_Igather_c(sb: *const V, sc: C, st: T, rb: *mut V, rc: C, rt: T,
+        root: c_int, comm: MPI_Comm)
+        on comm as Shape::NToOne { root };
+    /// `MPI_Igatherv_c` (MPI-4.0 large counts): as `MPI_Igatherv`.
+    MPI_Igatherv_c => PMPI_Igatherv_c(sb: *const V, sc: C, st: T, rb: *mut V, rcs: Counts,
+        displs: Aints, rt: T, root: c_int, comm: MPI_Comm)
+        on comm as Shape::NToOne { root };
+    /// `MPI_Iscatter_c` (MPI-4.0 large counts): as `MPI_Iscatter`.
+    MPI_Iscatter_c => PMPI_Iscatter_c(sb: *const V, sc: C, st: T, rb: *mut V, rc: C, rt: T,
+        root: c_int, comm: MPI_Comm)
+        on comm as Shape::OneToN { root };
+    /// `MPI_Iscatterv_c` (MPI-4.0 large counts): as `MPI_Iscatterv`.
+    MPI_Iscatterv_c => PMPI_Iscatterv_c(sb: *const V, scs: Counts, displs: Aints, st: T,
+        rb: *mut V, rc: C, rt: T, root: c_int, comm: MPI_Comm)
+        on comm as Shape::OneToN { root };
+    /// `MPI_Iallgather_c` (MPI-4.0 large counts): as `MPI_Iallgather`.
+    MPI_Iallgather_c => PMPI_Iallgather_c(sb: *const V, sc: C, st: T, rb: *mut V, rc: C, rt: T,
+        comm: MPI_Comm)
+        on comm as Shape::NToN;
+    /// `MPI_Iallgatherv_c` (MPI-4.0 large counts): as `MPI_Iallgatherv`.
+    MPI_Iallgatherv_c => PMPI_Iallgatherv_c(sb: *const V, sc: C, st: T, rb: *mut V, rcs: Counts,
+        displs: Aints, rt: T, comm: MPI_Comm)
+        on comm as Shape::NToN;
+    /// `MPI_Ialltoall_c` (MPI-4.0 large counts): as `MPI_Ialltoall`.
+    MPI_Ialltoall_c => PMPI_Ialltoall_c(sb: *const V, sc: C, st: T, rb: *mut V, rc: C, rt: T,
+        comm: MPI_Comm)
+        on comm as Shape::NToN;
+    /// `MPI_Ialltoallv_c` (MPI-4.0 large counts): as `MPI_Ialltoallv`.
+    MPI_Ialltoallv_c => PMPI_Ialltoallv_c(sb: *const V, scs: Counts, sd: Aints, st: T, rb: *mut V,
+        rcs: Counts, rd: Aints, rt: T, comm: MPI_Comm)
+        on comm as Shape::NToN;
+    /// `MPI_Ialltoallw_c` (MPI-4.0 large counts): as `MPI_Ialltoallw`.
+    MPI_Ialltoallw_c => PMPI_Ialltoallw_c(sb: *const V, scs: Counts, sd: Aints, st: Types,
+        rb: *mut V, rcs: Counts, rd: Aints, rt: Types, comm: MPI_Comm)
+        on comm as Shape::NToN;
+    /// `MPI_Ireduce_c` (MPI-4.0 large counts): as `MPI_Ireduce`.
+    MPI_Ireduce_c => PMPI_Ireduce_c(sb: *const V, rb: *mut V, count: C, datatype: T, op: MPI_Op,
+        root: c_int, comm: MPI_Comm)
+        on comm as Shape::NToOne { root };
+    /// `MPI_Iallreduce_c` (MPI-4.0 large counts): as `MPI_Iallreduce`.
+    MPI_Iallreduce_c => PMPI_Iallreduce_c(sb: *const V, rb: *mut V, count: C, datatype: T,
+        op: MPI_Op, comm: MPI_Comm)
+        on comm as Shape::NToN;
+    /// `MPI_Ireduce_scatter_c` (MPI-4.0 large counts): as `MPI_Ireduce_scatter`.
+    MPI_Ireduce_scatter_c => PMPI_Ireduce_scatter_c(sb: *const V, rb: *mut V, rcs: Counts,
+        datatype: T, op: MPI_Op, comm: MPI_Comm)
+        on comm as Shape::NToN;
+    /// `MPI_Ireduce_scatter_block_c` (MPI-4.0 large counts): as `MPI_Ireduce_scatter_block`.
+    MPI_Ireduce_scatter_block_c => PMPI_Ireduce_scatter_block_c(sb: *const V, rb: *mut V, rc: C,
+        datatype: T, op: MPI_Op, comm: MPI_Comm)
+        on comm as Shape::NToN;
+    /// `MPI_Iscan_c` (MPI-4.0 large counts): as `MPI_Iscan`.
+    MPI_Iscan_c => PMPI_Iscan_c(sb: *const V, rb: *mut V, count: C, datatype: T, op: MPI_Op,
+        comm: MPI_Comm)
+        on comm as Shape::Prefix;
+    /// `MPI_Iexscan_c` (MPI-4.0 large counts): as `MPI_Iexscan`.
+    MPI_Iexscan_c => PMPI_Iexscan_c(sb: *const V, rb: *mut V, count: C, datatype: T, op: MPI_Op,
+        comm: MPI_Comm)
+        on comm as Shape::Prefix;
+    /// `MPI_Ineighbor_allgather_c` (MPI-4.0 large counts): as `MPI_Ineighbor_allgather`.
+    MPI_Ineighbor_allgather_c => PMPI_Ineighbor_allgather_c(sb: *const V, sc: C, st: T, rb: *mut V,
+        rc: C, rt: T, comm: MPI_Comm)
+        on comm as Shape::Neighbours;
+    /// `MPI_Ineighbor_allgatherv_c` (MPI-4.0 large counts): as `MPI_Ineighbor_allgatherv`.
+    MPI_Ineighbor_allgatherv_c => PMPI_Ineighbor_allgatherv_c(sb: *const V, sc: C, st: T,
+        rb: *mut V, rcs: Counts, displs: Aints, rt: T, comm: MPI_Comm)
+        on comm as Shape::Neighbours;
+    /// `MPI_Ineighbor_alltoall_c` (MPI-4.0 large counts): as `MPI_Ineighbor_alltoall`.
+    MPI_Ineighbor_alltoall_c => PMPI_Ineighbor_alltoall_c(sb: *const V, sc: C, st: T, rb: *mut V,
+        rc: C, rt: T, comm: MPI_Comm)
+        on comm as Shape::Neighbours;
+    /// `MPI_Ineighbor_alltoallv_c` (MPI-4.0 large counts): as `MPI_Ineighbor_alltoallv`.
+    MPI_Ineighbor_alltoallv_c => PMPI_Ineighbor_alltoallv_c(sb: *const V, scs: Counts, sd: Aints,
+        st: T, rb: *mut V, rcs: Counts, rd: Aints, rt: T, comm: MPI_Comm)
+        on comm as Shape::Neighbours;
+    /// `MPI_Ineighbor_alltoallw_c` (MPI-4.0 large counts): as `MPI_Ineighbor_alltoallw`.
+    MPI_Ineighbor_alltoallw_c => PMPI_Ineighbor_alltoallw_c(sb: *const V, scs: Counts, sd: Aints,
+        st: Types, rb: *mut V, rcs: Counts, rd: Aints, rt: Types, comm: MPI_Comm)
+        on comm as Shape::Neighbours;
 }

@@ -332,6 +332,56 @@ fn collectives_are_transparent_and_merged_on_2_to_4_ranks() {
 }
 
 #[test]
+fn large_count_collectives_are_transparent_and_merged_on_2_and_3_ranks() {
+    let exe = c_program("coll_large.c");
+    for ranks in [2, 3] {
+        let (text, reports) = same_output(&exe, ranks, "coll-large", &[]);
+        assert!(text.contains(" 0 failed checks"), "{text}");
+        for (r, report) in reports.ranks.iter().enumerate() {
+            let what = format!("coll_large rank {r} of {ranks}");
+            let names = region_names(report);
+            for call in [
+                "Bcast",
+                "Gather",
+                "Gatherv",
+                "Scatter",
+                "Scatterv",
+                "Allgather",
+                "Allgatherv",
+                "Alltoall",
+                "Alltoallv",
+                "Alltoallw",
+                "Reduce",
+                "Allreduce",
+                "Reduce_scatter",
+                "Reduce_scatter_block",
+                "Scan",
+                "Exscan",
+                "Neighbor_allgather",
+                "Neighbor_allgatherv",
+                "Neighbor_alltoall",
+                "Neighbor_alltoallv",
+                "Neighbor_alltoallw",
+            ] {
+                let nonblocking = format!("I{}{}", call[..1].to_lowercase(), &call[1..]);
+                for region in [format!("MPI_{call}_c"), format!("MPI_{nonblocking}_c")] {
+                    assert!(
+                        names.iter().any(|n| *n == region),
+                        "{what}: no {region} in {names:?}"
+                    );
+                }
+            }
+            compensated_not_above_measured(report, &what);
+            let coll = &mpi(report)["collectives"];
+            // 42 calls, one exchange each, plus the program's own result
+            // gathers and Cart_create, Comm_free aside
+            let exchanges = coll["exchanges"].as_u64().expect("exchanges");
+            assert!(exchanges >= 42, "{what}: {coll}");
+        }
+    }
+}
+
+#[test]
 fn windows_are_transparent_and_their_synchronisation_merged_on_2_to_4_ranks() {
     let exe = c_program("rma.c");
     for ranks in 2..=4 {

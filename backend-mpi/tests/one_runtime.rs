@@ -113,11 +113,17 @@ fn c_regions_and_mpi_share_one_runtime_and_delay_crosses_ranks() {
 }
 
 #[test]
-fn window_synchronisation_carries_delay_across_ranks() {
+fn window_synchronisation_and_neighbourhood_collectives_carry_delay_across_ranks() {
     // (scenario, the rank that works, the rank that waits for it)
-    for (how, works, waits) in [("fence", 0, 1), ("wait", 0, 1), ("start", 1, 0)] {
-        let dir = scratch(&format!("rma-delay-{how}"));
-        let exe = with_libheisen(&dir, "rma_delay");
+    for (how, works, waits) in [
+        ("fence", 0, 1),
+        ("wait", 0, 1),
+        ("start", 1, 0),
+        ("neighbours", 0, 1),
+        ("ineighbours", 0, 1),
+    ] {
+        let dir = scratch(&format!("sync-delay-{how}"));
+        let exe = with_libheisen(&dir, "sync_delay");
         let (plain, measured) = (dir.join("plain"), dir.join("measured"));
         for d in [&plain, &measured] {
             std::fs::create_dir_all(d).expect("directory");
@@ -148,8 +154,9 @@ fn window_synchronisation_carries_delay_across_ranks() {
         // 200,000 region pairs cost milliseconds of delay (R1) ...
         assert!(dw > 1_000_000, "{how}: the working rank's delay {dw} ns");
         // ... which the rank waiting for them in the window's
-        // synchronisation inherits (R4/R5 for post/start and
-        // complete/wait, R6 for the fence), and not much more: its own
+        // synchronisation or neighbourhood collective inherits (R4/R5 for
+        // post/start and complete/wait, R6 for the fence and the
+        // neighbourhood), and not much more: its own
         // overhead is a few calls
         assert!(
             dv * 10 >= dw * 8 && dv <= dw + 5_000_000,
@@ -160,7 +167,10 @@ fn window_synchronisation_carries_delay_across_ranks() {
         let call = match how {
             "fence" => "MPI_Win_fence",
             "wait" => "MPI_Win_wait",
-            _ => "MPI_Win_start",
+            "start" => "MPI_Win_start",
+            "neighbours" => "MPI_Neighbor_alltoall",
+            // a nonblocking collective merges where it completes
+            _ => "MPI_Wait",
         };
         let waiting = report(&measured, waits);
         let id = waiting["regions"]
@@ -178,8 +188,11 @@ fn window_synchronisation_carries_delay_across_ranks() {
             .unwrap_or_else(|| panic!("{how}: {call} not entered"));
         let number = |k: &str| entry[k].as_i64().expect("a time");
         let removed = number("measured_inclusive") - number("inclusive");
+        // (or by all of its wait, where the working rank was charged more
+        // than the wait lasted: costs calibrated on a loaded machine)
+        let bound = (dw as i64).min(number("measured_inclusive"));
         assert!(
-            removed * 10 >= dw as i64 * 8,
+            removed * 10 >= bound * 8,
             "{how}: {call} compensated by {removed} ns against {dw} ns"
         );
     }

@@ -688,6 +688,121 @@ static void t_neighbor(void) {
     result("neighbor", s);
 }
 
+/* Neighbourhood collectives on the other topologies: a non-periodic 2-d
+ * grid (MPI_PROC_NULL neighbours leave their slots alone), a star graph,
+ * and a distributed graph with in- and out-degrees that differ (rank 0
+ * sends to every other rank and receives from none), blocking and not.
+ * (MPICH 4.0.2's Neighbor_alltoallw delivers nothing on that graph,
+ * without heisen too: it runs on the grid.) */
+static void t_neighbor_topologies(void) {
+    long long s = 0;
+    MPI_Comm grid;
+    int dims[2] = {0, 0}, periods[2] = {0, 0};
+    MPI_Dims_create(size, 2, dims);
+    must(MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 0, &grid), "cart_create 2d");
+    int me, got[4] = {-1, -1, -1, -1}, mine;
+    MPI_Comm_rank(grid, &me);
+    mine = val(me, 3);
+    must(MPI_Neighbor_allgather(&mine, 1, MPI_INT, got, 1, MPI_INT, grid), "grid allgather");
+    for (int d = 0; d < 2; d++) {
+        int below, above;
+        MPI_Cart_shift(grid, d, 1, &below, &above);
+        CHECK(got[2 * d] == (below == MPI_PROC_NULL ? -1 : val(below, 3)));
+        CHECK(got[2 * d + 1] == (above == MPI_PROC_NULL ? -1 : val(above, 3)));
+        s += got[2 * d] + 3LL * got[2 * d + 1];
+    }
+    /* alltoallw: element k goes to neighbour k, at byte displacements */
+    int up[4], down[4] = {-1, -1, -1, -1}, four[4] = {1, 1, 1, 1};
+    MPI_Aint at[4];
+    MPI_Datatype ints[4];
+    for (int k = 0; k < 4; k++) {
+        up[k] = val(me, 20 + k);
+        at[k] = (MPI_Aint)(k * (int)sizeof(int));
+        ints[k] = MPI_INT;
+    }
+    must(MPI_Neighbor_alltoallw(up, four, at, ints, down, four, at, ints, grid), "grid alltoallw");
+    for (int d = 0; d < 2; d++) {
+        int below, above;
+        MPI_Cart_shift(grid, d, 1, &below, &above);
+        /* the one below sent its "above" element, the one above its "below" one */
+        CHECK(down[2 * d] == (below == MPI_PROC_NULL ? -1 : val(below, 20 + 2 * d + 1)));
+        CHECK(down[2 * d + 1] == (above == MPI_PROC_NULL ? -1 : val(above, 20 + 2 * d)));
+        s += down[2 * d] + 5LL * down[2 * d + 1];
+    }
+    MPI_Comm_free(&grid);
+
+    /* a star: rank 0 is every other rank's only neighbour */
+    MPI_Comm star;
+    int *index = malloc(sizeof(int) * (size_t)size), *edges = malloc(sizeof(int) * 2 * (size_t)size);
+    int e = 0;
+    for (int r = 1; r < size; r++) edges[e++] = r;
+    index[0] = e;
+    for (int r = 1; r < size; r++) {
+        edges[e++] = 0;
+        index[r] = e;
+    }
+    must(MPI_Graph_create(MPI_COMM_WORLD, size, index, edges, 0, &star), "graph_create");
+    int n = rank == 0 ? size - 1 : 1;
+    int *counts = malloc(sizeof(int) * (size_t)n), *displs = malloc(sizeof(int) * (size_t)n);
+    int *all = malloc(sizeof(int) * 2 * (size_t)n);
+    for (int i = 0; i < n; i++) {
+        counts[i] = 1;
+        displs[i] = 2 * i;
+        all[2 * i] = all[2 * i + 1] = -1;
+    }
+    MPI_Request req;
+    must(MPI_Ineighbor_allgatherv(&mine, 1, MPI_INT, all, counts, displs, MPI_INT, star, &req),
+         "star iallgatherv");
+    must(MPI_Wait(&req, MPI_STATUS_IGNORE), "wait star");
+    for (int i = 0; i < n; i++) {
+        int from = rank == 0 ? i + 1 : 0;
+        CHECK(all[2 * i] == val(from, 3) && all[2 * i + 1] == -1);
+        s += (long long)all[2 * i] * (i + 1);
+    }
+    must(MPI_Neighbor_allgatherv(&mine, 1, MPI_INT, all, counts, displs, MPI_INT, star),
+         "star allgatherv");
+    MPI_Comm_free(&star);
+    free(index);
+    free(edges);
+    free(counts);
+    free(displs);
+    free(all);
+
+    /* a distributed graph: rank 0 sends to all others, receives from none */
+    MPI_Comm fan;
+    int *dests = malloc(sizeof(int) * (size_t)size), zero = 0;
+    for (int r = 1; r < size; r++) dests[r - 1] = r;
+    if (rank == 0)
+        must(MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 0, NULL, MPI_UNWEIGHTED, size - 1,
+                                            dests, MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &fan),
+             "dist_graph 0");
+    else
+        must(MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, &zero, MPI_UNWEIGHTED, 0, NULL,
+                                            MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &fan),
+             "dist_graph");
+    int *out = malloc(sizeof(int) * (size_t)size), in = -1;
+    for (int r = 0; r < size; r++) out[r] = val(rank, 10 + r);
+    must(MPI_Neighbor_alltoall(out, 1, MPI_INT, &in, 1, MPI_INT, fan), "fan alltoall");
+    if (rank != 0) CHECK(in == val(0, 10 + rank - 1));
+    s += in;
+    int *ones = malloc(sizeof(int) * (size_t)size), *idx = malloc(sizeof(int) * (size_t)size);
+    for (int r = 0; r < size; r++) {
+        ones[r] = 1;
+        idx[r] = r;
+    }
+    in = -1;
+    must(MPI_Ineighbor_alltoallv(out, ones, idx, MPI_INT, &in, ones, idx, MPI_INT, fan, &req),
+         "fan ialltoallv");
+    must(MPI_Wait(&req, MPI_STATUS_IGNORE), "wait fan");
+    if (rank != 0) CHECK(in == val(0, 10 + rank - 1));
+    MPI_Comm_free(&fan);
+    free(dests);
+    free(out);
+    free(ones);
+    free(idx);
+    result("neighbor topologies", s);
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -720,6 +835,7 @@ int main(int argc, char **argv) {
     t_nonblocking();
     t_persistent();
     t_neighbor();
+    t_neighbor_topologies();
 
     MPI_Op_free(&op_mat);
     MPI_Op_free(&op_mulmod);

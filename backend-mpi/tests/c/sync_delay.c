@@ -1,12 +1,16 @@
-/* One-sided synchronisation carries delay (R4/R5, R6): one rank runs many
- * tiny instrumented regions (the C region API, one runtime with the
- * interposer) while the other waits for it in a window's synchronisation
- * call. argv[1] names the call:
+/* One-sided synchronisation and neighbourhood collectives carry delay
+ * (R4/R5, R6): one rank runs many tiny instrumented regions (the C region
+ * API, one runtime with the interposer) while the other waits for it in a
+ * window's synchronisation call or a neighbourhood collective. argv[1]
+ * names the call:
  *   fence  both ranks fence; rank 0 works first (n-to-n)
  *   wait   rank 0 is the origin: start, work, put, complete; rank 1 the
  *          target: post, wait (the origin's complete reaches the wait)
  *   start  rank 1 is the target and works before its post; rank 0 the
  *          origin waits in start (the target's post reaches the start)
+ *   neighbours  rank 0 works, then both call MPI_Neighbor_alltoall on a
+ *          periodic 1-d Cartesian topology
+ *   ineighbours  the same with MPI_Ineighbor_allgather and MPI_Wait
  * With the interposer, the waiting rank's delay must come from the
  * working one's. Built against libheisen.so; the output is the same with
  * and without the interposer. */
@@ -63,6 +67,20 @@ int main(int argc, char **argv) {
             MPI_Win_wait(win);
             MPI_Group_free(&g);
         }
+    } else if (strncmp(how, "neighbours", 10) == 0 || strcmp(how, "ineighbours") == 0) {
+        MPI_Comm ring;
+        int dims[1] = {np}, periods[1] = {1};
+        MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &ring);
+        if (me == 0) x = work();
+        int out[2] = {x, x + 1};
+        if (how[0] == 'i') {
+            MPI_Request req;
+            MPI_Ineighbor_allgather(out, 1, MPI_INT, buf, 1, MPI_INT, ring, &req);
+            MPI_Wait(&req, MPI_STATUS_IGNORE);
+        } else {
+            MPI_Neighbor_alltoall(out, 1, MPI_INT, buf, 1, MPI_INT, ring);
+        }
+        MPI_Comm_free(&ring);
     } else {
         if (me == 1) {
             MPI_Group g = just(0);
