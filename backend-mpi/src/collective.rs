@@ -327,9 +327,10 @@ fn is_inter(comm: MPI_Comm) -> bool {
 fn in_degree(comm: MPI_Comm) -> usize {
     let mut kind: c_int = sys::undefined();
     let mut n: c_int = 0;
-    // SAFETY: `comm` was just used successfully by the program's
-    // neighbourhood collective, so it has a topology; the calls write
-    // their out-parameters only.
+    // SAFETY: `comm` is the program's, which its neighbourhood collective
+    // just communicated on (`communicated`), so it is valid; without a
+    // topology `kind` stays `MPI_UNDEFINED`; the calls write their
+    // out-parameters only.
     unsafe {
         sys::PMPI_Topo_test(comm, &mut kind);
         if kind == sys::RSMPI_CART {
@@ -361,7 +362,7 @@ struct Buffers {
     record: Wire,
     /// This rank's entry (n-to-1, n-to-n, prefix).
     mine: Encoded,
-    /// The fold.
+    /// The fold (neighbourhood: this rank's own entry with its wait).
     folded: Encoded,
     /// The in-neighbours' entries (neighbourhood), one slot per
     /// in-neighbour; a slot of `MPI_PROC_NULL` keeps the empty entry,
@@ -381,6 +382,15 @@ impl Buffers {
         match shape {
             // `pack` converts to rank 0's time base itself
             Shape::OneToN { .. } => piggyback::pack(&record, &mut b.record),
+            Shape::Neighbours => {
+                crate::align::to_common(&mut record);
+                // The in-neighbours do not all leave together, so R6's
+                // delay-only fold of waits does not hold: each entry is a
+                // message (wait 0), and this rank's own entry, kept here,
+                // carries its wait, which gives R4's x' = min(x + w, min x_j).
+                b.mine = encode(&Entries::entry(&record, 0));
+                b.folded = encode(&Entries::entry(&record, wait));
+            }
             _ => {
                 // across nodes, entries travel in rank 0's time base
                 crate::align::to_common(&mut record);
@@ -466,7 +476,7 @@ impl Buffers {
                         let mut folded = if shape == Shape::Neighbours {
                             self.neighbours
                                 .iter()
-                                .fold(decode(&self.mine), |f, n| decode(n).combine(&f))
+                                .fold(decode(&self.folded), |f, n| decode(n).combine(&f))
                         } else {
                             decode(&self.folded)
                         };
@@ -542,11 +552,13 @@ pub fn blocking_on(
     region::call(region, || {
         let arrival = arrive();
         let rc = call();
+        // the program's call ends here: what `exchange_on` does (a window
+        // made known to heisen) is heisen's, charged with the exchange (R1)
+        let end = crate::merge::now().unwrap_or(0);
         let Some(comm) = exchange_on(rc).filter(|&c| !is_inter(c)) else {
             UNMERGED.fetch_add(1, Ordering::Relaxed);
             return rc;
         };
-        let end = crate::merge::now().unwrap_or(0);
         let wait = arrival.map_or(0, |(b, _)| end.saturating_sub(b));
         let mut buffers = Buffers::new(shape, &arrival, wait);
         // SAFETY: `buffers` lives on this frame until the blocking

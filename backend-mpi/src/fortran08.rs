@@ -4,8 +4,9 @@
 //! `MPI_Irecv`, `MPI_Bcast`, ...) call the C `MPI_*` functions, so they
 //! reach heisen. The others call `PMPI_*` directly: completions, probes,
 //! persistent starts, `MPI_Type_free`, communicator constructors,
-//! barriers, `MPI_Init`, `MPI_Buffer_detach`, window synchronisation and
-//! every window constructor but `MPI_Win_create`. Unwrapped, a program using `mpi_f08` saw the
+//! barriers, `MPI_Init`, `MPI_Buffer_detach`, window synchronisation
+//! (passive target too) and every window constructor but `MPI_Win_create`
+//! and its large form. Unwrapped, a program using `mpi_f08` saw the
 //! record's bytes in every status of a nonblocking receive or a probe
 //! (`MPI_Get_count` gave 63 for 3 integers), its requests were never
 //! completed through heisen (merges lost, R4/R5; the request table kept
@@ -428,6 +429,48 @@ f08! {
     mpi_win_complete_f08_ => window::MPI_Win_complete(win: in MPI_Win);
     /// `MPI_Win_wait(win)`.
     mpi_win_wait_f08_ => window::MPI_Win_wait(win: in MPI_Win);
+    /// `MPI_Win_allocate` with `INTEGER(KIND=MPI_ADDRESS_KIND)` size and
+    /// displacement unit (MPICH calls `PMPI_Win_allocate_c`).
+    mpi_win_allocate_f08_large_ => window::MPI_Win_allocate_c(
+        size: in MPI_Aint,
+        disp_unit: in MPI_Aint,
+        info: in MPI_Info,
+        comm: in MPI_Comm,
+        baseptr: out Void,
+        win: out MPI_Win,
+    );
+    /// `MPI_Win_allocate_shared`, large form.
+    mpi_win_allocate_shared_f08_large_ => window::MPI_Win_allocate_shared_c(
+        size: in MPI_Aint,
+        disp_unit: in MPI_Aint,
+        info: in MPI_Info,
+        comm: in MPI_Comm,
+        baseptr: out Void,
+        win: out MPI_Win,
+    );
+    /// `MPI_Win_lock(lock_type, rank, assert, win)`.
+    mpi_win_lock_f08_ => window::MPI_Win_lock(
+        lock_type: in c_int,
+        rank: in c_int,
+        assert: in c_int,
+        win: in MPI_Win,
+    );
+    /// `MPI_Win_unlock(rank, win)`.
+    mpi_win_unlock_f08_ => window::MPI_Win_unlock(rank: in c_int, win: in MPI_Win);
+    /// `MPI_Win_lock_all(assert, win)`.
+    mpi_win_lock_all_f08_ => window::MPI_Win_lock_all(assert: in c_int, win: in MPI_Win);
+    /// `MPI_Win_unlock_all(win)`.
+    mpi_win_unlock_all_f08_ => window::MPI_Win_unlock_all(win: in MPI_Win);
+    /// `MPI_Win_flush(rank, win)`.
+    mpi_win_flush_f08_ => window::MPI_Win_flush(rank: in c_int, win: in MPI_Win);
+    /// `MPI_Win_flush_all(win)`.
+    mpi_win_flush_all_f08_ => window::MPI_Win_flush_all(win: in MPI_Win);
+    /// `MPI_Win_flush_local(rank, win)`.
+    mpi_win_flush_local_f08_ => window::MPI_Win_flush_local(rank: in c_int, win: in MPI_Win);
+    /// `MPI_Win_flush_local_all(win)`.
+    mpi_win_flush_local_all_f08_ => window::MPI_Win_flush_local_all(win: in MPI_Win);
+    /// `MPI_Win_sync(win)`.
+    mpi_win_sync_f08_ => window::MPI_Win_sync(win: in MPI_Win);
 }
 
 /// `mpi_f08` `MPI_Win_test(win, flag, ierror)`.

@@ -8,10 +8,10 @@
 //!
 //! | call | dependency | how the record travels |
 //! |---|---|---|
-//! | `Win_create`, `Win_allocate`, `Win_allocate_shared`, `Win_create_dynamic` (and `_c`) | n-to-n (R6) | the extra exchange on the window's own communicator, made here (a `Comm_dup` of the program's) |
-//! | `Win_fence` | n-to-n, unless `MPI_MODE_NOPRECEDE` (it closes no epoch: a region only, on every rank alike) | the extra exchange on the window's communicator |
-//! | `Win_start` | each target's `Win_post` → the origin (R4/R5) | one record message from each target, sent at its post, received in the start (MPICH's start waits for the posts) |
-//! | `Win_wait`, `Win_test` (once done) | each origin's `Win_complete` → the target | one record message from each origin, sent when its complete returns |
+//! | `Win_create`, `Win_allocate`, `Win_allocate_shared`, `Win_create_dynamic` (and `_c`) | n-to-n (R6) | the extra exchange on the window's own communicator, made here (a `Comm_split` of the program's, which copies no attributes) |
+//! | `Win_fence` | n-to-n, whatever the assertions (MPICH synchronises in every fence) | the extra exchange on the window's communicator |
+//! | `Win_start` | each target's `Win_post` → the origin (R4/R5) | one record message from each target, taken as it enters its post and sent once the post succeeded, received in the start (MPICH's start waits for the posts) |
+//! | `Win_wait`, `Win_test` (once done) | each origin's `Win_complete` → the target | one record message from each origin, taken and sent as it enters its complete |
 //! | `Win_free` | n-to-n | the extra exchange, then the window's communicator is freed |
 //!
 //! With `MPI_MODE_NOCHECK` (given at a post if and only if at its starts,
@@ -29,7 +29,7 @@
 //! regions only, counted in the report (`mpi.windows.untracked`).
 
 use core::ffi::{c_int, c_void};
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::collective::{Shape, blocking, blocking_on};
@@ -222,37 +222,70 @@ pub fn report_json() -> serde_json::Value {
     })
 }
 
-/// Tracks the window `win` just made on `comm`: duplicates `comm` for
-/// heisen's own messages and agrees with the other ranks that every one
-/// has room. Returns the new communicator, `None` where the window stays
+/// Windows between their room check and their entry in the table:
+/// counted with its entries, so that windows made at once by several
+/// threads never take it past [`CAPACITY`] (R12). Changed under the
+/// table's lock.
+static RESERVED: AtomicUsize = AtomicUsize::new(0);
+
+/// heisen's own communicator over `comm`'s group, in its rank order. A
+/// split, not a dup: a dup would copy the program's attributes and run its
+/// copy callbacks (and its delete callbacks when heisen frees the copy).
+/// The split reports an error (no context id left, say) to heisen, not to
+/// the program's error handler: the window then stays untracked.
+fn private_copy(comm: MPI_Comm) -> Option<MPI_Comm> {
+    // SAFETY: reading constant handles; `comm` is valid (the window's
+    // creation just succeeded on it, on every rank of the window, which
+    // all make this same collective call); the error handler is set back
+    // before anything else runs on this thread.
+    unsafe {
+        let mut own = sys::RSMPI_COMM_NULL;
+        let mut handler: sys::MPI_Errhandler = core::mem::zeroed();
+        let mut rank: c_int = 0;
+        sys::PMPI_Comm_rank(comm, &mut rank);
+        sys::PMPI_Comm_get_errhandler(comm, &mut handler);
+        sys::PMPI_Comm_set_errhandler(comm, sys::RSMPI_ERRORS_RETURN);
+        let rc = sys::PMPI_Comm_split(comm, 0, rank, &mut own);
+        sys::PMPI_Comm_set_errhandler(comm, handler);
+        sys::PMPI_Errhandler_free(&mut handler);
+        if rc != sys::success() {
+            return None;
+        }
+        sys::PMPI_Comm_set_errhandler(own, sys::RSMPI_ERRORS_RETURN);
+        Some(own)
+    }
+}
+
+/// Tracks the window `win` just made on `comm`: makes heisen's own
+/// communicator for it and agrees with the other ranks that every one
+/// has room. Returns that communicator, `None` where the window stays
 /// untracked (on every rank alike).
 fn register(comm: MPI_Comm, win: MPI_Win) -> Option<MPI_Comm> {
-    // SAFETY: reading a constant handle.
-    let null = unsafe { sys::RSMPI_COMM_NULL };
-    let mut own = null;
-    // SAFETY: the window's creation succeeded on `comm`, which every rank
-    // of the window passed to the same collective call.
-    if unsafe { sys::PMPI_Comm_dup(comm, &mut own) } != sys::success() {
-        return None;
-    }
+    let mut own = private_copy(comm)?;
     let key = sys::key(win);
-    let mut windows = table();
-    // A handle still in the table belongs to a window freed past heisen:
-    // the MPI has given its number to this one.
-    let stale = windows
-        .iter()
-        .position(|(k, _)| *k == key)
-        .map(|i| windows.swap_remove(i).1);
-    let room: c_int = c_int::from(windows.len() < CAPACITY);
-    drop(windows);
+    let (stale, room) = {
+        let mut windows = table();
+        // A handle still in the table belongs to a window freed past
+        // heisen: the MPI has given its number to this one.
+        let stale = windows
+            .iter()
+            .position(|(k, _)| *k == key)
+            .map(|i| windows.swap_remove(i).1);
+        let room = windows.len() + RESERVED.load(Ordering::Relaxed) < CAPACITY;
+        if room {
+            RESERVED.fetch_add(1, Ordering::Relaxed);
+        }
+        (stale, room)
+    };
     if let Some(old) = stale {
         release(old);
     }
+    let mine = c_int::from(room);
     let mut everywhere: c_int = 0;
     // SAFETY: our own communicator; one int each.
     unsafe {
         sys::PMPI_Allreduce(
-            (&room as *const c_int).cast(),
+            (&mine as *const c_int).cast(),
             (&mut everywhere as *mut c_int).cast(),
             1,
             sys::RSMPI_INT32_T,
@@ -260,7 +293,12 @@ fn register(comm: MPI_Comm, win: MPI_Win) -> Option<MPI_Comm> {
             own,
         )
     };
+    let mut windows = table();
+    if room {
+        RESERVED.fetch_sub(1, Ordering::Relaxed);
+    }
     if everywhere == 0 {
+        drop(windows);
         UNTRACKED.fetch_add(1, Ordering::Relaxed);
         // SAFETY: our own communicator.
         unsafe { sys::PMPI_Comm_free(&mut own) };
@@ -277,9 +315,17 @@ fn register(comm: MPI_Comm, win: MPI_Win) -> Option<MPI_Comm> {
         targets: Vec::new(),
         completed: Outgoing::default(),
     };
-    table().push((key, Arc::new(Mutex::new(window))));
+    windows.push((key, Arc::new(Mutex::new(window))));
     TRACKED.fetch_add(1, Ordering::Relaxed);
     Some(own)
+}
+
+/// Takes window `win` out of the table.
+fn take(win: MPI_Win) -> Option<Shared> {
+    let key = sys::key(win);
+    let mut windows = table();
+    let i = windows.iter().position(|(k, _)| *k == key)?;
+    Some(windows.swap_remove(i).1)
 }
 
 /// Frees what heisen kept for a window: waits for its record sends,
@@ -395,43 +441,44 @@ creations! {
 }
 
 /// `MPI_Win_free` (§12.2.5): n-to-n on the window's communicator, which
-/// is freed after.
+/// is freed after. The window leaves the table before the MPI frees it:
+/// the MPI may give its handle to a window another thread makes at once.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn MPI_Win_free(win: *mut MPI_Win) -> c_int {
     static REGION: Named = Named::new("MPI_Win_free");
     // SAFETY: the program's argument; read only where it is not null.
-    let tracked = (!win.is_null()).then(|| lookup(unsafe { *win })).flatten();
-    let Some(w) = tracked else {
+    let handle = (!win.is_null()).then(|| unsafe { *win });
+    let Some(w) = handle.and_then(take) else {
         // SAFETY: the program's argument, passed on unchanged.
         return region::call(&REGION, || unsafe { sys::PMPI_Win_free(win) });
     };
-    // SAFETY: as above.
-    let key = sys::key(unsafe { *win });
     let comm = lock(&w).comm;
     // SAFETY: as above.
     let rc = blocking(&REGION, comm, Shape::NToN, || unsafe {
         sys::PMPI_Win_free(win)
     });
-    if rc == sys::success() {
-        let mut windows = table();
-        let gone = windows
-            .iter()
-            .position(|(k, _)| *k == key)
-            .map(|i| windows.swap_remove(i).1);
-        drop(windows);
-        if let Some(w) = gone {
+    match handle {
+        Some(h) if rc != sys::success() => table().push((sys::key(h), w)),
+        _ => {
+            // heisen's own work after the program's call (R1)
+            let before = merge::now();
             release(w);
+            if let (Some(b), Some(a)) = (before, merge::now()) {
+                setup::guarded(|| heisen_shmem::with_current(|s| s.overhead(a.saturating_sub(b))));
+            }
         }
     }
     rc
 }
 
-/// `MPI_Win_fence` (§12.5.1): n-to-n on the window's communicator; a
-/// region only with `MPI_MODE_NOPRECEDE`, which every rank gives alike.
+/// `MPI_Win_fence` (§12.5.1): n-to-n on the window's communicator,
+/// whatever the assertions: MPICH synchronises in every fence (a barrier
+/// even with `MPI_MODE_NOPRECEDE`), so a rank waits there for the others
+/// without heisen too.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn MPI_Win_fence(assert: c_int, win: MPI_Win) -> c_int {
     static REGION: Named = Named::new("MPI_Win_fence");
-    let comm = if has(assert, sys::MPI_MODE_NOPRECEDE) || setup::ensure().is_none() {
+    let comm = if setup::ensure().is_none() {
         None
     } else {
         lookup(win).map(|w| lock(&w).comm)
@@ -444,9 +491,11 @@ pub unsafe extern "C" fn MPI_Win_fence(assert: c_int, win: MPI_Win) -> c_int {
     }
 }
 
-/// `MPI_Win_post` (§12.5.2): the target's record goes to each origin of
-/// `group` (merged at its start), and the receives of their complete
-/// records are posted (merged at the wait).
+/// `MPI_Win_post` (§12.5.2): the target's record, taken as it enters,
+/// goes to each origin of `group` once the post succeeded (merged at the
+/// origin's start), and the receives of their complete records are
+/// posted (merged at the wait). The group's ranks are translated only
+/// after the MPI accepted the group.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn MPI_Win_post(group: MPI_Group, assert: c_int, win: MPI_Win) -> c_int {
     static REGION: Named = Named::new("MPI_Win_post");
@@ -456,19 +505,21 @@ pub unsafe extern "C" fn MPI_Win_post(group: MPI_Group, assert: c_int, win: MPI_
         return region::call(&REGION, call);
     };
     region::call(&REGION, || {
-        let (comm, origins) = {
-            let w = lock(&w);
-            (w.comm, ranks_in(group, &w))
-        };
-        if !has(assert, sys::MPI_MODE_NOCHECK) {
-            let wire = released(m);
-            lock(&w).posted.send(&wire, &origins, TAG_POST, comm);
-        }
+        let check = !has(assert, sys::MPI_MODE_NOCHECK);
+        let wire = check.then(|| released(m));
         let rc = call();
         if rc == sys::success() {
+            let (comm, origins) = {
+                let w = lock(&w);
+                (w.comm, ranks_in(group, &w))
+            };
             let incoming = Incoming::post(&origins, TAG_COMPLETE, comm);
-            if let Some(stale) = lock(&w).completes.replace(incoming) {
+            let mut w = lock(&w);
+            if let Some(stale) = w.completes.replace(incoming) {
                 stale.cancel();
+            }
+            if let Some(wire) = wire {
+                w.posted.send(&wire, &origins, TAG_POST, comm);
             }
         }
         rc
@@ -476,7 +527,8 @@ pub unsafe extern "C" fn MPI_Win_post(group: MPI_Group, assert: c_int, win: MPI_
 }
 
 /// `MPI_Win_start` (§12.5.2): merges each target's post record (R4/R5),
-/// received once the MPI's start has seen the posts.
+/// received once the MPI's start has seen the posts (each target sends
+/// it as its post returns).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn MPI_Win_start(group: MPI_Group, assert: c_int, win: MPI_Win) -> c_int {
     static REGION: Named = Named::new("MPI_Win_start");
@@ -486,28 +538,28 @@ pub unsafe extern "C" fn MPI_Win_start(group: MPI_Group, assert: c_int, win: MPI
         return region::call(&REGION, call);
     };
     region::call(&REGION, || {
-        let (comm, targets) = {
-            let w = lock(&w);
-            (w.comm, ranks_in(group, &w))
-        };
         let check = !has(assert, sys::MPI_MODE_NOCHECK);
         let begin = if check { merge::begin(m) } else { None };
-        let incoming = check.then(|| Incoming::post(&targets, TAG_POST, comm));
         let rc = call();
         if rc == sys::success() {
-            lock(&w).targets = targets;
-            if let Some(incoming) = incoming {
+            let (comm, targets) = {
+                let mut w = lock(&w);
+                let targets = ranks_in(group, &w);
+                w.targets.clone_from(&targets);
+                (w.comm, targets)
+            };
+            if check {
+                let incoming = Incoming::post(&targets, TAG_POST, comm);
                 merge_records(m, &REGION, begin, incoming);
             }
-        } else if let Some(incoming) = incoming {
-            incoming.cancel();
         }
         rc
     })
 }
 
 /// `MPI_Win_complete` (§12.5.2): the origin's record, taken as it enters,
-/// goes to each target of its start once the MPI's complete returns.
+/// goes to each target of its start before the MPI's complete runs, so
+/// that it waits at the target when the complete's own message arrives.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn MPI_Win_complete(win: MPI_Win) -> c_int {
     static REGION: Named = Named::new("MPI_Win_complete");
@@ -518,13 +570,12 @@ pub unsafe extern "C" fn MPI_Win_complete(win: MPI_Win) -> c_int {
     };
     region::call(&REGION, || {
         let wire = released(m);
-        let rc = call();
-        if rc == sys::success() {
+        {
             let mut w = lock(&w);
             let (comm, targets) = (w.comm, core::mem::take(&mut w.targets));
             w.completed.send(&wire, &targets, TAG_COMPLETE, comm);
         }
-        rc
+        call()
     })
 }
 
@@ -540,10 +591,13 @@ pub unsafe extern "C" fn MPI_Win_wait(win: MPI_Win) -> c_int {
     region::call(&REGION, || {
         let begin = merge::begin(m);
         let rc = call();
-        if rc == sys::success()
-            && let Some(incoming) = lock(&w).completes.take()
-        {
-            merge_records(m, &REGION, begin, incoming);
+        if rc == sys::success() {
+            // the window's lock is let go of before the records are
+            // waited for: a complete in another thread needs it
+            let incoming = lock(&w).completes.take();
+            if let Some(incoming) = incoming {
+                merge_records(m, &REGION, begin, incoming);
+            }
         }
         rc
     })
@@ -564,7 +618,8 @@ pub unsafe extern "C" fn MPI_Win_test(win: MPI_Win, flag: *mut c_int) -> c_int {
         // SAFETY: the call succeeded, so it wrote `*flag`.
         if rc == sys::success() && !flag.is_null() && unsafe { *flag } != 0 {
             let begin = merge::begin(m);
-            if let Some(incoming) = lock(&w).completes.take() {
+            let incoming = lock(&w).completes.take();
+            if let Some(incoming) = incoming {
                 merge_records(m, &REGION, begin, incoming);
             }
         }

@@ -699,6 +699,24 @@ fn fortran_mpi_f08_is_transparent_and_intercepted() {
 }
 
 #[test]
+fn windows_synchronise_from_two_threads_of_a_rank() {
+    let exe = c_program("rma_threads.c");
+    let (text, reports) = same_output(&exe, 2, "rma-threads", &[]);
+    assert!(text.contains(" 0 failed checks"), "{text}");
+    for report in &reports.ranks {
+        let w = &mpi(report)["windows"];
+        // the shared window and 2 × 20 made in two threads at once, the
+        // table never past its capacity; 20 epochs on the rank itself,
+        // a start and a successful test merged in each
+        assert_eq!(w["tracked"].as_u64(), Some(41), "{w}");
+        assert_eq!(w["untracked"].as_u64(), Some(0), "{w}");
+        assert_eq!(w["open"].as_u64(), Some(0), "{w}");
+        assert_eq!(w["pscw_merges"].as_u64(), Some(40), "{w}");
+        compensated_not_above_measured(report, "rma threads");
+    }
+}
+
+#[test]
 fn fortran_mpi_f08_windows_are_transparent_and_synchronised_through_heisen() {
     let exe = fortran_program("rma_f08.f90");
     for ranks in [2, 3] {
@@ -720,6 +738,13 @@ fn fortran_mpi_f08_windows_are_transparent_and_synchronised_through_heisen() {
                 "MPI_Win_wait",
                 "MPI_Win_test",
                 "MPI_Win_free",
+                "MPI_Win_allocate_c",
+                "MPI_Win_lock",
+                "MPI_Win_unlock",
+                "MPI_Win_lock_all",
+                "MPI_Win_flush",
+                "MPI_Win_flush_local_all",
+                "MPI_Win_sync",
             ] {
                 assert!(
                     names.iter().any(|n| n == region),
@@ -727,9 +752,9 @@ fn fortran_mpi_f08_windows_are_transparent_and_synchronised_through_heisen() {
                 );
             }
             let w = &mpi(report)["windows"];
-            // four windows, each freed through heisen; a start and a wait
+            // five windows, each freed through heisen; a start and a wait
             // or test merged in each of two epochs
-            assert_eq!(w["tracked"].as_u64(), Some(4), "{w}");
+            assert_eq!(w["tracked"].as_u64(), Some(5), "{w}");
             assert_eq!(w["open"].as_u64(), Some(0), "{w}");
             assert_eq!(w["pscw_merges"].as_u64(), Some(4), "{w}");
             compensated_not_above_measured(report, "rma f08");

@@ -17,7 +17,7 @@
 #include "common.h"
 #include <heisen.h>
 
-#define REGIONS 200000
+#define REGIONS 1000000
 
 static uint32_t work_id;
 

@@ -2,7 +2,9 @@
 ! calls MPICH 4.0 implements by calling PMPI_* directly (every constructor
 ! but MPI_Win_create, fences, post/start/complete/wait/test, free): a
 ! window of each constructor, a fenced ring of puts, a general active
-! target ring waited for by MPI_Win_wait and by MPI_Win_test, each checked.
+! target ring waited for by MPI_Win_wait and by MPI_Win_test, passive
+! target locks and flushes on a window of MPI_Win_allocate's large form,
+! each checked.
 ! Rank 0 prints the total of failed checks; the exit status is 1 if a
 ! check failed.
 !
@@ -16,7 +18,7 @@ program rma_f08
   integer, target :: buf(n)
   integer :: out(n)
   integer, pointer :: mem(:)
-  integer(kind=MPI_ADDRESS_KIND) :: bytes, mine, theirs
+  integer(kind=MPI_ADDRESS_KIND) :: bytes, mine, theirs, unit8
   type(c_ptr) :: base
   type(MPI_Win) :: win
   type(MPI_Group) :: world, origins, targets
@@ -76,6 +78,28 @@ program rma_f08
   call MPI_Put(out, n, MPI_INTEGER, right, 0_MPI_ADDRESS_KIND, n, MPI_INTEGER, win)
   call MPI_Win_fence(MPI_MODE_NOSUCCEED, win)
   call check('allocate fence', all(mem == [(2000 + 100 * left + i, i = 1, n)]))
+  call MPI_Win_free(win)
+
+  ! MPI_Win_allocate's large form (an address-sized displacement unit),
+  ! and passive target: each rank puts into its right neighbour under a
+  ! lock, then reads its own under lock_all with flushes and a sync
+  unit8 = 4
+  call MPI_Win_allocate(bytes, unit8, MPI_INFO_NULL, MPI_COMM_WORLD, base, win)
+  call c_f_pointer(base, mem, [n])
+  mem = -1
+  call MPI_Barrier(MPI_COMM_WORLD)
+  call MPI_Win_lock(MPI_LOCK_EXCLUSIVE, right, 0, win)
+  call MPI_Put(out, n, MPI_INTEGER, right, 0_MPI_ADDRESS_KIND, n, MPI_INTEGER, win)
+  call MPI_Win_flush(right, win)
+  call MPI_Win_flush_local(right, win)
+  call MPI_Win_unlock(right, win)
+  call MPI_Barrier(MPI_COMM_WORLD)
+  call MPI_Win_lock_all(0, win)
+  call MPI_Win_flush_all(win)
+  call MPI_Win_flush_local_all(win)
+  call MPI_Win_sync(win)
+  call check('allocate large, passive', all(mem == [(2000 + 100 * left + i, i = 1, n)]))
+  call MPI_Win_unlock_all(win)
   call MPI_Win_free(win)
 
   ! MPI_Win_allocate_shared on one rank's communicator
