@@ -418,7 +418,11 @@ f08! {
     /// `MPI_Win_fence(assert, win)`.
     mpi_win_fence_f08_ => window::MPI_Win_fence(assert: in c_int, win: in MPI_Win);
     /// `MPI_Win_post(group, assert, win)`.
-    mpi_win_post_f08_ => window::MPI_Win_post(group: in MPI_Group, assert: in c_int, win: in MPI_Win);
+    mpi_win_post_f08_ => window::MPI_Win_post(
+        group: in MPI_Group,
+        assert: in c_int,
+        win: in MPI_Win,
+    );
     /// `MPI_Win_start(group, assert, win)`.
     mpi_win_start_f08_ => window::MPI_Win_start(
         group: in MPI_Group,

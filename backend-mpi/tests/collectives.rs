@@ -366,7 +366,7 @@ fn large_count_collectives_are_transparent_and_merged_on_2_and_3_ranks() {
                 let nonblocking = format!("I{}{}", call[..1].to_lowercase(), &call[1..]);
                 for region in [format!("MPI_{call}_c"), format!("MPI_{nonblocking}_c")] {
                     assert!(
-                        names.iter().any(|n| *n == region),
+                        names.contains(&region),
                         "{what}: no {region} in {names:?}"
                     );
                 }
