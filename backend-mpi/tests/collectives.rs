@@ -225,6 +225,28 @@ fn fresh_dir(tag: &str) -> PathBuf {
     d
 }
 
+/// Asserts a rank report's window figures (`mpi.windows`): none left
+/// open, the table's capacity 256.
+fn assert_windows(report: &Value, tracked: u64, untracked: u64, pscw_merges: u64, what: &str) {
+    let w = &mpi(report)["windows"];
+    assert_eq!(w["capacity"].as_u64(), Some(256), "{what}: {w}");
+    assert_eq!(w["tracked"].as_u64(), Some(tracked), "{what}: {w}");
+    assert_eq!(w["untracked"].as_u64(), Some(untracked), "{what}: {w}");
+    assert_eq!(w["open"].as_u64(), Some(0), "{what}: {w}");
+    assert_eq!(w["pscw_merges"].as_u64(), Some(pscw_merges), "{what}: {w}");
+}
+
+/// Asserts that a rank report knows every region of `regions`.
+fn assert_regions(report: &Value, regions: &[&str], what: &str) {
+    let names = region_names(report);
+    for region in regions {
+        assert!(
+            names.iter().any(|n| n == region),
+            "{what}: no {region} in {names:?}"
+        );
+    }
+}
+
 /// The names of the regions a rank report knows.
 fn region_names(report: &Value) -> Vec<String> {
     report["regions"]
@@ -285,28 +307,26 @@ fn collectives_are_transparent_and_merged_on_2_to_4_ranks() {
         assert!(text.contains(" 0 failed checks"), "{text}");
         for (r, report) in reports.ranks.iter().enumerate() {
             let what = format!("collectives rank {r} of {ranks}");
-            let names = region_names(report);
-            for region in [
-                "MPI_Barrier",
-                "MPI_Bcast",
-                "MPI_Gatherv",
-                "MPI_Scatterv",
-                "MPI_Allgatherv",
-                "MPI_Alltoallw",
-                "MPI_Reduce",
-                "MPI_Allreduce",
-                "MPI_Reduce_scatter_block",
-                "MPI_Scan",
-                "MPI_Exscan",
-                "MPI_Ibcast",
-                "MPI_Ialltoallw",
-                "MPI_Iscan",
-            ] {
-                assert!(
-                    names.iter().any(|n| n == region),
-                    "{what}: no {region} in {names:?}"
-                );
-            }
+            assert_regions(
+                report,
+                &[
+                    "MPI_Barrier",
+                    "MPI_Bcast",
+                    "MPI_Gatherv",
+                    "MPI_Scatterv",
+                    "MPI_Allgatherv",
+                    "MPI_Alltoallw",
+                    "MPI_Reduce",
+                    "MPI_Allreduce",
+                    "MPI_Reduce_scatter_block",
+                    "MPI_Scan",
+                    "MPI_Exscan",
+                    "MPI_Ibcast",
+                    "MPI_Ialltoallw",
+                    "MPI_Iscan",
+                ],
+                &what,
+            );
             assert_eq!(
                 report["locations"].as_array().map(Vec::len),
                 Some(1),
@@ -365,10 +385,7 @@ fn large_count_collectives_are_transparent_and_merged_on_2_and_3_ranks() {
             ] {
                 let nonblocking = format!("I{}{}", call[..1].to_lowercase(), &call[1..]);
                 for region in [format!("MPI_{call}_c"), format!("MPI_{nonblocking}_c")] {
-                    assert!(
-                        names.contains(&region),
-                        "{what}: no {region} in {names:?}"
-                    );
+                    assert!(names.contains(&region), "{what}: no {region} in {names:?}");
                 }
             }
             compensated_not_above_measured(report, &what);
@@ -389,48 +406,41 @@ fn windows_are_transparent_and_their_synchronisation_merged_on_2_to_4_ranks() {
         assert!(text.contains(" 0 failed checks"), "{text}");
         for (r, report) in reports.ranks.iter().enumerate() {
             let what = format!("rma rank {r} of {ranks}");
-            let names = region_names(report);
-            for region in [
-                "MPI_Win_create",
-                "MPI_Win_create_c",
-                "MPI_Win_allocate",
-                "MPI_Win_allocate_shared",
-                "MPI_Win_create_dynamic",
-                "MPI_Win_fence",
-                "MPI_Win_post",
-                "MPI_Win_start",
-                "MPI_Win_complete",
-                "MPI_Win_wait",
-                "MPI_Win_test",
-                "MPI_Win_lock",
-                "MPI_Win_unlock",
-                "MPI_Win_lock_all",
-                "MPI_Win_flush",
-                "MPI_Win_flush_local_all",
-                "MPI_Win_free",
-            ] {
-                assert!(
-                    names.iter().any(|n| n == region),
-                    "{what}: no {region} in {names:?}"
-                );
-            }
+            assert_regions(
+                report,
+                &[
+                    "MPI_Win_create",
+                    "MPI_Win_create_c",
+                    "MPI_Win_allocate",
+                    "MPI_Win_allocate_shared",
+                    "MPI_Win_create_dynamic",
+                    "MPI_Win_fence",
+                    "MPI_Win_post",
+                    "MPI_Win_start",
+                    "MPI_Win_complete",
+                    "MPI_Win_wait",
+                    "MPI_Win_test",
+                    "MPI_Win_lock",
+                    "MPI_Win_unlock",
+                    "MPI_Win_lock_all",
+                    "MPI_Win_flush",
+                    "MPI_Win_flush_local_all",
+                    "MPI_Win_free",
+                ],
+                &what,
+            );
             compensated_not_above_measured(report, &what);
-            let w = &mpi(report)["windows"];
             // five windows made each way; on 2 ranks also 200 in turn,
             // and of 300 at once the first 256 (the table's capacity), on
             // every rank alike
             let two = ranks == 2;
             let (tracked, untracked) = if two { (5 + 200 + 256, 44) } else { (5, 0) };
-            assert_eq!(w["capacity"].as_u64(), Some(256), "{what}: {w}");
-            assert_eq!(w["tracked"].as_u64(), Some(tracked), "{what}: {w}");
-            assert_eq!(w["untracked"].as_u64(), Some(untracked), "{what}: {w}");
-            assert_eq!(w["open"].as_u64(), Some(0), "{what}: {w}");
             // a start and a wait or successful test of a tracked window
             // merged in each of three rings, one gather, one NOCHECK epoch
             // (its wait only), one ring on Win_allocate, and on 2 ranks
             // one on the first of the 300 (none on the untracked last)
             let merges = if two { 12 } else { 10 };
-            assert_eq!(w["pscw_merges"].as_u64(), Some(merges), "{what}: {w}");
+            assert_windows(report, tracked, untracked, merges, &what);
         }
     }
 }
@@ -443,22 +453,20 @@ fn communicators_are_transparent_and_merged_on_2_to_4_ranks() {
         assert!(text.contains(" 0 failed checks"), "{text}");
         for (r, report) in reports.ranks.iter().enumerate() {
             let what = format!("comm rank {r} of {ranks}");
-            let names = region_names(report);
-            for region in [
-                "MPI_Comm_dup",
-                "MPI_Comm_dup_with_info",
-                "MPI_Comm_split",
-                "MPI_Comm_split_type",
-                "MPI_Comm_create",
-                "MPI_Comm_free",
-                "MPI_Intercomm_create",
-                "MPI_Intercomm_merge",
-            ] {
-                assert!(
-                    names.iter().any(|n| n == region),
-                    "{what}: no {region} in {names:?}"
-                );
-            }
+            assert_regions(
+                report,
+                &[
+                    "MPI_Comm_dup",
+                    "MPI_Comm_dup_with_info",
+                    "MPI_Comm_split",
+                    "MPI_Comm_split_type",
+                    "MPI_Comm_create",
+                    "MPI_Comm_free",
+                    "MPI_Intercomm_create",
+                    "MPI_Intercomm_merge",
+                ],
+                &what,
+            );
             compensated_not_above_measured(report, &what);
             let coll = &mpi(report)["collectives"];
             // 200 splits in the churn alone, each merged
@@ -651,19 +659,17 @@ fn fortran_mpif_h_and_use_mpi_are_intercepted() {
             let (text, reports) = same_output(&exe, ranks, name, &[]);
             assert!(text.contains(" failed 0"), "{text}");
             for report in &reports.ranks {
-                let names = region_names(report);
-                for region in [
-                    "MPI_Send",
-                    "MPI_Recv",
-                    "MPI_Bcast",
-                    "MPI_Allreduce",
-                    "MPI_Barrier",
-                ] {
-                    assert!(
-                        names.iter().any(|n| n == region),
-                        "{name}: no {region} in {names:?}"
-                    );
-                }
+                assert_regions(
+                    report,
+                    &[
+                        "MPI_Send",
+                        "MPI_Recv",
+                        "MPI_Bcast",
+                        "MPI_Allreduce",
+                        "MPI_Barrier",
+                    ],
+                    name,
+                );
                 compensated_not_above_measured(report, name);
             }
             assert!(reports.run.is_some(), "{name}: a run report");
@@ -678,22 +684,20 @@ fn fortran_mpi_f08_is_transparent_and_intercepted() {
         let (text, reports) = same_output(&exe, ranks, "f08", &[]);
         assert!(text.contains(" failed 0"), "{text}");
         for report in &reports.ranks {
-            let names = region_names(report);
             // MPICH's mpi_f08 calls these through their C names, and
             // MPI_Barrier through PMPI_Barrier, which heisen reaches by
             // defining the binding's mpi_barrier_f08_ (src/fortran08.rs)
-            for region in [
-                "MPI_Send",
-                "MPI_Recv",
-                "MPI_Bcast",
-                "MPI_Allreduce",
-                "MPI_Barrier",
-            ] {
-                assert!(
-                    names.iter().any(|n| n == region),
-                    "f08: no {region} in {names:?}"
-                );
-            }
+            assert_regions(
+                report,
+                &[
+                    "MPI_Send",
+                    "MPI_Recv",
+                    "MPI_Bcast",
+                    "MPI_Allreduce",
+                    "MPI_Barrier",
+                ],
+                "f08",
+            );
         }
     }
 }
@@ -704,14 +708,10 @@ fn windows_synchronise_from_two_threads_of_a_rank() {
     let (text, reports) = same_output(&exe, 2, "rma-threads", &[]);
     assert!(text.contains(" 0 failed checks"), "{text}");
     for report in &reports.ranks {
-        let w = &mpi(report)["windows"];
         // the shared window and 2 × 20 made in two threads at once, the
         // table never past its capacity; 20 epochs on the rank itself,
         // a start and a successful test merged in each
-        assert_eq!(w["tracked"].as_u64(), Some(41), "{w}");
-        assert_eq!(w["untracked"].as_u64(), Some(0), "{w}");
-        assert_eq!(w["open"].as_u64(), Some(0), "{w}");
-        assert_eq!(w["pscw_merges"].as_u64(), Some(40), "{w}");
+        assert_windows(report, 41, 0, 40, "rma threads");
         compensated_not_above_measured(report, "rma threads");
     }
 }
@@ -723,40 +723,35 @@ fn fortran_mpi_f08_windows_are_transparent_and_synchronised_through_heisen() {
         let (text, reports) = same_output(&exe, ranks, "rma-f08", &[]);
         assert!(text.contains("rma_f08 failed 0"), "{text}");
         for report in &reports.ranks {
-            let names = region_names(report);
             // MPICH's mpi_f08 calls these through PMPI_* (all but
             // MPI_Win_create): heisen defines the binding's symbols
-            for region in [
-                "MPI_Win_create",
-                "MPI_Win_allocate",
-                "MPI_Win_allocate_shared",
-                "MPI_Win_create_dynamic",
-                "MPI_Win_fence",
-                "MPI_Win_post",
-                "MPI_Win_start",
-                "MPI_Win_complete",
-                "MPI_Win_wait",
-                "MPI_Win_test",
-                "MPI_Win_free",
-                "MPI_Win_allocate_c",
-                "MPI_Win_lock",
-                "MPI_Win_unlock",
-                "MPI_Win_lock_all",
-                "MPI_Win_flush",
-                "MPI_Win_flush_local_all",
-                "MPI_Win_sync",
-            ] {
-                assert!(
-                    names.iter().any(|n| n == region),
-                    "f08: no {region} in {names:?}"
-                );
-            }
-            let w = &mpi(report)["windows"];
+            assert_regions(
+                report,
+                &[
+                    "MPI_Win_create",
+                    "MPI_Win_allocate",
+                    "MPI_Win_allocate_shared",
+                    "MPI_Win_create_dynamic",
+                    "MPI_Win_fence",
+                    "MPI_Win_post",
+                    "MPI_Win_start",
+                    "MPI_Win_complete",
+                    "MPI_Win_wait",
+                    "MPI_Win_test",
+                    "MPI_Win_free",
+                    "MPI_Win_allocate_c",
+                    "MPI_Win_lock",
+                    "MPI_Win_unlock",
+                    "MPI_Win_lock_all",
+                    "MPI_Win_flush",
+                    "MPI_Win_flush_local_all",
+                    "MPI_Win_sync",
+                ],
+                "f08",
+            );
             // five windows, each freed through heisen; a start and a wait
             // or test merged in each of two epochs
-            assert_eq!(w["tracked"].as_u64(), Some(5), "{w}");
-            assert_eq!(w["open"].as_u64(), Some(0), "{w}");
-            assert_eq!(w["pscw_merges"].as_u64(), Some(4), "{w}");
+            assert_windows(report, 5, 0, 4, "rma f08");
             compensated_not_above_measured(report, "rma f08");
         }
     }
