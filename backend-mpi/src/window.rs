@@ -39,8 +39,11 @@ use crate::region::{self, Named};
 use crate::setup::{self, Mpi};
 use crate::sys::{self, MPI_Aint, MPI_Comm, MPI_Group, MPI_Info, MPI_Request, MPI_Win};
 
-/// Windows tracked at once (R12); more run as regions only.
-pub const CAPACITY: usize = 256;
+/// Windows tracked at once (R12); more run as regions only. Each holds
+/// a communicator of heisen's, one of the MPI's context ids (MPICH has
+/// 2,048 in all): a program with many windows alive could otherwise make
+/// noticeably fewer communicators and windows than without heisen.
+pub const CAPACITY: usize = 64;
 
 /// Tag of a post's record on a window's communicator.
 const TAG_POST: c_int = 1;
@@ -256,12 +259,12 @@ fn private_copy(comm: MPI_Comm) -> Option<MPI_Comm> {
     }
 }
 
-/// Tracks the window `win` just made on `comm`: makes heisen's own
-/// communicator for it and agrees with the other ranks that every one
-/// has room. Returns that communicator, `None` where the window stays
-/// untracked (on every rank alike).
+/// Tracks the window `win` just made on `comm`: agrees with the other
+/// ranks (on `comm`, inside their common creation call) that every one
+/// has room, then makes heisen's own communicator for it. Returns that
+/// communicator, `None` where the window stays untracked (on every rank
+/// alike: a split that fails, for want of a context id, fails on all).
 fn register(comm: MPI_Comm, win: MPI_Win) -> Option<MPI_Comm> {
-    let mut own = private_copy(comm)?;
     let key = sys::key(win);
     let (stale, room) = {
         let mut windows = table();
@@ -282,7 +285,8 @@ fn register(comm: MPI_Comm, win: MPI_Win) -> Option<MPI_Comm> {
     }
     let mine = c_int::from(room);
     let mut everywhere: c_int = 0;
-    // SAFETY: our own communicator; one int each.
+    // SAFETY: the program's communicator, valid (the creation succeeded on
+    // it on every rank of the window, each now here); one int each.
     unsafe {
         sys::PMPI_Allreduce(
             (&mine as *const c_int).cast(),
@@ -290,20 +294,24 @@ fn register(comm: MPI_Comm, win: MPI_Win) -> Option<MPI_Comm> {
             1,
             sys::RSMPI_INT32_T,
             sys::RSMPI_MIN,
-            own,
+            comm,
         )
+    };
+    // only a window that is tracked takes a context id of the MPI's
+    let own = if everywhere == 1 {
+        private_copy(comm)
+    } else {
+        None
     };
     let mut windows = table();
     if room {
         RESERVED.fetch_sub(1, Ordering::Relaxed);
     }
-    if everywhere == 0 {
+    let Some(own) = own else {
         drop(windows);
         UNTRACKED.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: our own communicator.
-        unsafe { sys::PMPI_Comm_free(&mut own) };
         return None;
-    }
+    };
     // SAFETY: reading a constant handle, then our own communicator's group.
     let mut group = unsafe { sys::RSMPI_GROUP_NULL };
     unsafe { sys::PMPI_Comm_group(own, &mut group) };

@@ -226,10 +226,10 @@ fn fresh_dir(tag: &str) -> PathBuf {
 }
 
 /// Asserts a rank report's window figures (`mpi.windows`): none left
-/// open, the table's capacity 256.
+/// open, the table's capacity 64.
 fn assert_windows(report: &Value, tracked: u64, untracked: u64, pscw_merges: u64, what: &str) {
     let w = &mpi(report)["windows"];
-    assert_eq!(w["capacity"].as_u64(), Some(256), "{what}: {w}");
+    assert_eq!(w["capacity"].as_u64(), Some(64), "{what}: {w}");
     assert_eq!(w["tracked"].as_u64(), Some(tracked), "{what}: {w}");
     assert_eq!(w["untracked"].as_u64(), Some(untracked), "{what}: {w}");
     assert_eq!(w["open"].as_u64(), Some(0), "{what}: {w}");
@@ -431,10 +431,10 @@ fn windows_are_transparent_and_their_synchronisation_merged_on_2_to_4_ranks() {
             );
             compensated_not_above_measured(report, &what);
             // five windows made each way; on 2 ranks also 200 in turn,
-            // and of 300 at once the first 256 (the table's capacity), on
+            // and of 300 at once the first 64 (the table's capacity), on
             // every rank alike
             let two = ranks == 2;
-            let (tracked, untracked) = if two { (5 + 200 + 256, 44) } else { (5, 0) };
+            let (tracked, untracked) = if two { (5 + 200 + 64, 236) } else { (5, 0) };
             // a start and a wait or successful test of a tracked window
             // merged in each of three rings, one gather, one NOCHECK epoch
             // (its wait only), one ring on Win_allocate, and on 2 ranks
