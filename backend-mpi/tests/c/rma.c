@@ -7,7 +7,8 @@
  * Win_test, a ring and one target with every other rank as origin, and
  * MPI_MODE_NOCHECK), passive target (Win_lock/Win_unlock, Win_lock_all
  * with Win_flush and Fetch_and_op), a window freed while the program's
- * communicator is already freed, 200 windows made and freed one after the
+ * communicator is already freed (its attribute's callbacks called as
+ * often as without heisen), 200 windows made and freed one after the
  * other (handles reused), and 300 windows alive at once (more than heisen
  * tracks; these two on 2 ranks only). Only rank 0 prints; the exit status is non-zero if any check
  * failed.
@@ -19,6 +20,25 @@
 #include "coll_common.h"
 
 #define N 8
+
+/* Calls of the program's attribute callbacks: the MPI's own window
+ * creation may copy the communicator's attributes, heisen must not add
+ * any copy or delete of its own. */
+static int copies, deletes;
+
+static int copy_attr(MPI_Comm comm, int key, void *extra, void *in, void *out, int *flag) {
+    (void)comm, (void)key, (void)extra;
+    copies++;
+    *(void **)out = in;
+    *flag = 1;
+    return MPI_SUCCESS;
+}
+
+static int delete_attr(MPI_Comm comm, int key, void *value, void *extra) {
+    (void)comm, (void)key, (void)value, (void)extra;
+    deletes++;
+    return MPI_SUCCESS;
+}
 
 /* Each rank puts val(rank, i) into its right neighbour's window between
  * two fences and checks what its left neighbour put. */
@@ -157,10 +177,15 @@ int main(int argc, char **argv) {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
 
-    /* Win_create on a duplicate the program frees before the window */
+    /* Win_create on a duplicate the program frees before the window; the
+     * duplicate has an attribute with callbacks */
     {
         MPI_Comm dup;
         must(MPI_Comm_dup(MPI_COMM_WORLD, &dup), "dup");
+        int key;
+        static int value = 42;
+        must(MPI_Comm_create_keyval(copy_attr, delete_attr, &key, NULL), "keyval");
+        must(MPI_Comm_set_attr(dup, key, &value), "set_attr");
         int *buf = calloc(N, sizeof(int));
         MPI_Win win;
         must(MPI_Win_create(buf, N * sizeof(int), sizeof(int), MPI_INFO_NULL, dup, &win), "create");
@@ -180,7 +205,10 @@ int main(int argc, char **argv) {
         must(MPI_Win_free(&win), "win free");
         CHECK(win == MPI_WIN_NULL);
         free(buf);
+        MPI_Comm_free_keyval(&key);
         result("create/free", 1);
+        /* what the MPI did with the attribute, the same with heisen */
+        result("create/attribute callbacks", 100 * copies + deletes);
     }
 
     /* Win_create_c and Win_allocate, fences and PSCW */
