@@ -382,21 +382,21 @@ impl Buffers {
         match shape {
             // `pack` converts to rank 0's time base itself
             Shape::OneToN { .. } => piggyback::pack(&record, &mut b.record),
-            Shape::Neighbours => {
-                crate::align::to_common(&mut record);
-                // The in-neighbours do not all leave together, so R6's
-                // delay-only fold of waits does not hold: each entry is a
-                // message (wait 0), and this rank's own entry, kept here,
-                // carries its wait, which gives R4's x' = min(x + w, min x_j).
-                b.mine = encode(&Entries::entry(&record, 0));
-                b.folded = encode(&Entries::entry(&record, wait));
-            }
             _ => {
                 // across nodes, entries travel in rank 0's time base
                 crate::align::to_common(&mut record);
                 // An unmeasured participant's empty record leaves the
                 // others' state alone (R3).
-                b.mine = encode(&Entries::entry(&record, wait));
+                if shape == Shape::Neighbours {
+                    // The in-neighbours do not all leave together, so R6's
+                    // delay-only fold of waits does not hold: each entry is
+                    // a message (wait 0), and this rank's own entry, kept
+                    // here, carries its wait: R4's x' = min(x + w, min x_j).
+                    b.mine = encode(&Entries::entry(&record, 0));
+                    b.folded = encode(&Entries::entry(&record, wait));
+                } else {
+                    b.mine = encode(&Entries::entry(&record, wait));
+                }
             }
         }
         b

@@ -265,24 +265,19 @@ fn private_copy(comm: MPI_Comm) -> Option<MPI_Comm> {
 /// communicator, `None` where the window stays untracked (on every rank
 /// alike: a split that fails, for want of a context id, fails on all).
 fn register(comm: MPI_Comm, win: MPI_Win) -> Option<MPI_Comm> {
-    let key = sys::key(win);
-    let (stale, room) = {
-        let mut windows = table();
-        // A handle still in the table belongs to a window freed past
-        // heisen: the MPI has given its number to this one.
-        let stale = windows
-            .iter()
-            .position(|(k, _)| *k == key)
-            .map(|i| windows.swap_remove(i).1);
+    // A handle still in the table belongs to a window freed past heisen:
+    // the MPI has given its number to this one.
+    if let Some(old) = take(win) {
+        release(old);
+    }
+    let room = {
+        let windows = table();
         let room = windows.len() + RESERVED.load(Ordering::Relaxed) < CAPACITY;
         if room {
             RESERVED.fetch_add(1, Ordering::Relaxed);
         }
-        (stale, room)
+        room
     };
-    if let Some(old) = stale {
-        release(old);
-    }
     let mine = c_int::from(room);
     let mut everywhere: c_int = 0;
     // SAFETY: the program's communicator, valid (the creation succeeded on
@@ -323,7 +318,7 @@ fn register(comm: MPI_Comm, win: MPI_Win) -> Option<MPI_Comm> {
         targets: Vec::new(),
         completed: Outgoing::default(),
     };
-    windows.push((key, Arc::new(Mutex::new(window))));
+    windows.push((sys::key(win), Arc::new(Mutex::new(window))));
     TRACKED.fetch_add(1, Ordering::Relaxed);
     Some(own)
 }
@@ -386,6 +381,21 @@ fn created(
         // SAFETY: the call succeeded, so the MPI wrote `*win`.
         register(comm, unsafe { *win })
     })
+}
+
+/// Runs window `win`'s synchronisation call `call` as region `region`:
+/// through `tracked(m, w, call)` where heisen is set up and tracks the
+/// window, as the region alone elsewhere.
+fn synchronising<C: FnOnce() -> c_int>(
+    region: &'static Named,
+    win: MPI_Win,
+    call: C,
+    tracked: impl FnOnce(&'static Mpi, &Shared, C) -> c_int,
+) -> c_int {
+    match (setup::ensure(), lookup(win)) {
+        (Some(m), Some(w)) => region::call(region, || tracked(m, &w, call)),
+        _ => region::call(region, call),
+    }
 }
 
 /// The calling thread's record now (R3, charging a send), for a post or a
@@ -456,7 +466,7 @@ pub unsafe extern "C" fn MPI_Win_free(win: *mut MPI_Win) -> c_int {
     static REGION: Named = Named::new("MPI_Win_free");
     // SAFETY: the program's argument; read only where it is not null.
     let handle = (!win.is_null()).then(|| unsafe { *win });
-    let Some(w) = handle.and_then(take) else {
+    let Some((key, w)) = handle.and_then(|h| take(h).map(|w| (sys::key(h), w))) else {
         // SAFETY: the program's argument, passed on unchanged.
         return region::call(&REGION, || unsafe { sys::PMPI_Win_free(win) });
     };
@@ -465,16 +475,15 @@ pub unsafe extern "C" fn MPI_Win_free(win: *mut MPI_Win) -> c_int {
     let rc = blocking(&REGION, comm, Shape::NToN, || unsafe {
         sys::PMPI_Win_free(win)
     });
-    match handle {
-        Some(h) if rc != sys::success() => table().push((sys::key(h), w)),
-        _ => {
-            // heisen's own work after the program's call (R1)
-            let before = merge::now();
-            release(w);
-            if let (Some(b), Some(a)) = (before, merge::now()) {
-                setup::guarded(|| heisen_shmem::with_current(|s| s.overhead(a.saturating_sub(b))));
-            }
-        }
+    if rc != sys::success() {
+        table().push((key, w));
+        return rc;
+    }
+    // heisen's own work after the program's call (R1)
+    let before = merge::now();
+    release(w);
+    if let (Some(b), Some(a)) = (before, merge::now()) {
+        setup::guarded(|| heisen_shmem::with_current(|s| s.overhead(a.saturating_sub(b))));
     }
     rc
 }
@@ -486,14 +495,10 @@ pub unsafe extern "C" fn MPI_Win_free(win: *mut MPI_Win) -> c_int {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn MPI_Win_fence(assert: c_int, win: MPI_Win) -> c_int {
     static REGION: Named = Named::new("MPI_Win_fence");
-    let comm = if setup::ensure().is_none() {
-        None
-    } else {
-        lookup(win).map(|w| lock(&w).comm)
-    };
     // SAFETY: the program's arguments, passed on unchanged.
     let call = || unsafe { sys::PMPI_Win_fence(assert, win) };
-    match comm {
+    // (`blocking` passes straight through where heisen is not set up)
+    match lookup(win).map(|w| lock(&w).comm) {
         Some(comm) => blocking(&REGION, comm, Shape::NToN, call),
         None => region::call(&REGION, call),
     }
@@ -509,20 +514,17 @@ pub unsafe extern "C" fn MPI_Win_post(group: MPI_Group, assert: c_int, win: MPI_
     static REGION: Named = Named::new("MPI_Win_post");
     // SAFETY: the program's arguments, passed on unchanged.
     let call = || unsafe { sys::PMPI_Win_post(group, assert, win) };
-    let (Some(m), Some(w)) = (setup::ensure(), lookup(win)) else {
-        return region::call(&REGION, call);
-    };
-    region::call(&REGION, || {
+    synchronising(&REGION, win, call, |m, w, call| {
         let check = !has(assert, sys::MPI_MODE_NOCHECK);
         let wire = check.then(|| released(m));
         let rc = call();
         if rc == sys::success() {
             let (comm, origins) = {
-                let w = lock(&w);
+                let w = lock(w);
                 (w.comm, ranks_in(group, &w))
             };
             let incoming = Incoming::post(&origins, TAG_COMPLETE, comm);
-            let mut w = lock(&w);
+            let mut w = lock(w);
             if let Some(stale) = w.completes.replace(incoming) {
                 stale.cancel();
             }
@@ -542,16 +544,13 @@ pub unsafe extern "C" fn MPI_Win_start(group: MPI_Group, assert: c_int, win: MPI
     static REGION: Named = Named::new("MPI_Win_start");
     // SAFETY: the program's arguments, passed on unchanged.
     let call = || unsafe { sys::PMPI_Win_start(group, assert, win) };
-    let (Some(m), Some(w)) = (setup::ensure(), lookup(win)) else {
-        return region::call(&REGION, call);
-    };
-    region::call(&REGION, || {
+    synchronising(&REGION, win, call, |m, w, call| {
         let check = !has(assert, sys::MPI_MODE_NOCHECK);
         let begin = if check { merge::begin(m) } else { None };
         let rc = call();
         if rc == sys::success() {
             let (comm, targets) = {
-                let mut w = lock(&w);
+                let mut w = lock(w);
                 let targets = ranks_in(group, &w);
                 w.targets.clone_from(&targets);
                 (w.comm, targets)
@@ -573,13 +572,10 @@ pub unsafe extern "C" fn MPI_Win_complete(win: MPI_Win) -> c_int {
     static REGION: Named = Named::new("MPI_Win_complete");
     // SAFETY: the program's argument, passed on unchanged.
     let call = || unsafe { sys::PMPI_Win_complete(win) };
-    let (Some(m), Some(w)) = (setup::ensure(), lookup(win)) else {
-        return region::call(&REGION, call);
-    };
-    region::call(&REGION, || {
+    synchronising(&REGION, win, call, |m, w, call| {
         let wire = released(m);
         {
-            let mut w = lock(&w);
+            let mut w = lock(w);
             let (comm, targets) = (w.comm, core::mem::take(&mut w.targets));
             w.completed.send(&wire, &targets, TAG_COMPLETE, comm);
         }
@@ -593,16 +589,13 @@ pub unsafe extern "C" fn MPI_Win_wait(win: MPI_Win) -> c_int {
     static REGION: Named = Named::new("MPI_Win_wait");
     // SAFETY: the program's argument, passed on unchanged.
     let call = || unsafe { sys::PMPI_Win_wait(win) };
-    let (Some(m), Some(w)) = (setup::ensure(), lookup(win)) else {
-        return region::call(&REGION, call);
-    };
-    region::call(&REGION, || {
+    synchronising(&REGION, win, call, |m, w, call| {
         let begin = merge::begin(m);
         let rc = call();
         if rc == sys::success() {
             // the window's lock is let go of before the records are
             // waited for: a complete in another thread needs it
-            let incoming = lock(&w).completes.take();
+            let incoming = lock(w).completes.take();
             if let Some(incoming) = incoming {
                 merge_records(m, &REGION, begin, incoming);
             }
@@ -618,15 +611,12 @@ pub unsafe extern "C" fn MPI_Win_test(win: MPI_Win, flag: *mut c_int) -> c_int {
     static REGION: Named = Named::new("MPI_Win_test");
     // SAFETY: the program's arguments, passed on unchanged.
     let call = || unsafe { sys::PMPI_Win_test(win, flag) };
-    let (Some(m), Some(w)) = (setup::ensure(), lookup(win)) else {
-        return region::call(&REGION, call);
-    };
-    region::call(&REGION, || {
+    synchronising(&REGION, win, call, |m, w, call| {
         let rc = call();
         // SAFETY: the call succeeded, so it wrote `*flag`.
         if rc == sys::success() && !flag.is_null() && unsafe { *flag } != 0 {
             let begin = merge::begin(m);
-            let incoming = lock(&w).completes.take();
+            let incoming = lock(w).completes.take();
             if let Some(incoming) = incoming {
                 merge_records(m, &REGION, begin, incoming);
             }
