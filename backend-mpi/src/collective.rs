@@ -21,9 +21,9 @@
 //! (through the request table's completion hook).
 //!
 //! Every call has its large-count `_c` binding (MPI-4.0 §6.1) wrapped the
-//! same way. Collectives on intercommunicators are regions, not merged;
-//! persistent collectives (`*_init`) are not wrapped and pass straight to
-//! the MPI.
+//! same way. Collectives on intercommunicators are regions, not merged.
+//! Persistent collectives (`*_init`) bind the same exchange to a
+//! persistent request of heisen's (`collective_init`).
 //! A collective that returns an error before communicating skips the
 //! exchange (`communicated`).
 
@@ -240,7 +240,7 @@ pub fn calibrate(rt: &'static Runtime) {
 static EXCHANGES: AtomicU64 = AtomicU64::new(0);
 static EXCHANGE_NS: AtomicU64 = AtomicU64::new(0);
 static MERGES: AtomicU64 = AtomicU64::new(0);
-static UNMERGED: AtomicU64 = AtomicU64::new(0);
+pub(crate) static UNMERGED: AtomicU64 = AtomicU64::new(0);
 
 /// What the collectives did on this rank, for the report.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -278,6 +278,7 @@ pub fn report_json() -> serde_json::Value {
         "merges": f.merges,
         "unmerged": f.unmerged,
         "record_bytes": f.record_bytes,
+        "persistent": crate::collective_init::report_json(),
     })
 }
 
@@ -307,13 +308,13 @@ pub enum Shape {
 
 /// A participant's state at its entry: the clock read and the record it
 /// contributes, `None` where the thread is not measured.
-type Arrival = Option<(u64, Record)>;
+pub(crate) type Arrival = Option<(u64, Record)>;
 
-fn arrive() -> Arrival {
+pub(crate) fn arrive() -> Arrival {
     guarded(|| with_current(|s| s.arrive(action()))).flatten()
 }
 
-fn is_inter(comm: MPI_Comm) -> bool {
+pub(crate) fn is_inter(comm: MPI_Comm) -> bool {
     let mut flag: c_int = 0;
     // SAFETY: `comm` was just used successfully by the program's call.
     unsafe { sys::PMPI_Comm_test_inter(comm, &mut flag) };
@@ -346,18 +347,27 @@ fn in_degree(comm: MPI_Comm) -> usize {
     usize::try_from(n).unwrap_or(0)
 }
 
-fn my_rank(comm: MPI_Comm) -> c_int {
+pub(crate) fn my_rank(comm: MPI_Comm) -> c_int {
     let mut rank: c_int = 0;
     // SAFETY: as above.
     unsafe { sys::PMPI_Comm_rank(comm, &mut rank) };
     rank
 }
 
+/// How an extra exchange is made: at once, posted (nonblocking), or bound
+/// to a persistent request started with the program's (`collective_init`).
+pub(crate) enum Post<'a> {
+    Blocking,
+    Nonblocking(&'a mut MPI_Request),
+    Persistent(&'a mut MPI_Request),
+}
+
 /// The buffers of one extra exchange: what this rank sends and where the
-/// result lands. Boxed for nonblocking exchanges, which the MPI reads and
-/// writes until their completion.
+/// result lands. Boxed for nonblocking and persistent exchanges, which the
+/// MPI reads and writes until their completion (a persistent one's for as
+/// long as its request lives: refilled in place at each start).
 #[derive(Debug)]
-struct Buffers {
+pub(crate) struct Buffers {
     /// The root's record (1-to-n).
     record: Wire,
     /// This rank's entry (n-to-1, n-to-n, prefix).
@@ -371,7 +381,7 @@ struct Buffers {
 }
 
 impl Buffers {
-    fn new(shape: Shape, arrival: &Arrival, wait: u64) -> Buffers {
+    pub(crate) fn new(shape: Shape, arrival: &Arrival, wait: u64) -> Buffers {
         let mut b = Buffers {
             record: *piggyback::empty(),
             mine: encode(&Entries::EMPTY),
@@ -402,15 +412,35 @@ impl Buffers {
         b
     }
 
-    /// Posts (nonblocking) or runs the extra exchange on `comm`.
+    /// A persistent exchange's buffers for a new start: this start's
+    /// records where the old ones were, the in-neighbours' slots emptied
+    /// (the exchange writes into the same memory at every start).
+    pub(crate) fn refill(&mut self, shape: Shape, arrival: &Arrival) {
+        let fresh = Buffers::new(shape, arrival, 0);
+        self.record = fresh.record;
+        self.mine = fresh.mine;
+        self.folded = fresh.folded;
+        self.neighbours.fill(encode(&Entries::EMPTY));
+    }
+
+    /// Runs, posts (nonblocking) or binds (persistent, `MPI_*_init`) the
+    /// extra exchange on `comm`; its return code (a persistent binding
+    /// that fails leaves the collective unmerged).
     ///
     /// # Safety
-    /// `self` must stay where it is until the exchange completes.
-    unsafe fn exchange(&mut self, shape: Shape, comm: MPI_Comm, request: Option<&mut MPI_Request>) {
+    /// `self` must stay where it is until the exchange completes (a
+    /// persistent one's request is freed).
+    pub(crate) unsafe fn exchange(
+        &mut self,
+        shape: Shape,
+        comm: MPI_Comm,
+        post: Post<'_>,
+    ) -> c_int {
         let w = wire();
         if shape == Shape::Neighbours {
             self.neighbours = vec![encode(&Entries::EMPTY); in_degree(comm)];
         }
+        let info = sys::info_null();
         let neighbours = self.neighbours.as_mut_ptr().cast::<c_void>();
         let mine = self.mine.as_ptr().cast::<c_void>();
         let folded = self.folded.as_mut_ptr().cast::<c_void>();
@@ -419,41 +449,60 @@ impl Buffers {
         // datatype; the communicator is the program's, valid (its call
         // succeeded); every rank makes the same call in the same order.
         unsafe {
-            match (shape, request) {
-                (Shape::OneToN { root }, None) => {
+            match (shape, post) {
+                (Shape::OneToN { root }, Post::Blocking) => {
                     sys::PMPI_Bcast(record, LEN as c_int, sys::byte(), root, comm)
                 }
-                (Shape::OneToN { root }, Some(r)) => {
+                (Shape::OneToN { root }, Post::Nonblocking(r)) => {
                     sys::PMPI_Ibcast(record, LEN as c_int, sys::byte(), root, comm, r)
                 }
-                (Shape::NToOne { root }, None) => {
+                (Shape::OneToN { root }, Post::Persistent(r)) => {
+                    sys::PMPI_Bcast_init(record, LEN as c_int, sys::byte(), root, comm, info, r)
+                }
+                (Shape::NToOne { root }, Post::Blocking) => {
                     sys::PMPI_Reduce(mine, folded, 1, w.datatype, w.op, root, comm)
                 }
-                (Shape::NToOne { root }, Some(r)) => {
+                (Shape::NToOne { root }, Post::Nonblocking(r)) => {
                     sys::PMPI_Ireduce(mine, folded, 1, w.datatype, w.op, root, comm, r)
                 }
-                (Shape::NToN, None) => sys::PMPI_Allreduce(mine, folded, 1, w.datatype, w.op, comm),
-                (Shape::NToN, Some(r)) => {
+                (Shape::NToOne { root }, Post::Persistent(r)) => {
+                    sys::PMPI_Reduce_init(mine, folded, 1, w.datatype, w.op, root, comm, info, r)
+                }
+                (Shape::NToN, Post::Blocking) => {
+                    sys::PMPI_Allreduce(mine, folded, 1, w.datatype, w.op, comm)
+                }
+                (Shape::NToN, Post::Nonblocking(r)) => {
                     sys::PMPI_Iallreduce(mine, folded, 1, w.datatype, w.op, comm, r)
                 }
-                (Shape::Prefix, None) => sys::PMPI_Scan(mine, folded, 1, w.datatype, w.op, comm),
-                (Shape::Prefix, Some(r)) => {
+                (Shape::NToN, Post::Persistent(r)) => {
+                    sys::PMPI_Allreduce_init(mine, folded, 1, w.datatype, w.op, comm, info, r)
+                }
+                (Shape::Prefix, Post::Blocking) => {
+                    sys::PMPI_Scan(mine, folded, 1, w.datatype, w.op, comm)
+                }
+                (Shape::Prefix, Post::Nonblocking(r)) => {
                     sys::PMPI_Iscan(mine, folded, 1, w.datatype, w.op, comm, r)
                 }
-                (Shape::Neighbours, None) => sys::PMPI_Neighbor_allgather(
+                (Shape::Prefix, Post::Persistent(r)) => {
+                    sys::PMPI_Scan_init(mine, folded, 1, w.datatype, w.op, comm, info, r)
+                }
+                (Shape::Neighbours, Post::Blocking) => sys::PMPI_Neighbor_allgather(
                     mine, 1, w.datatype, neighbours, 1, w.datatype, comm,
                 ),
-                (Shape::Neighbours, Some(r)) => sys::PMPI_Ineighbor_allgather(
+                (Shape::Neighbours, Post::Nonblocking(r)) => sys::PMPI_Ineighbor_allgather(
                     mine, 1, w.datatype, neighbours, 1, w.datatype, comm, r,
                 ),
-            };
+                (Shape::Neighbours, Post::Persistent(r)) => sys::PMPI_Neighbor_allgather_init(
+                    mine, 1, w.datatype, neighbours, 1, w.datatype, comm, info, r,
+                ),
+            }
         }
     }
 
     /// Merges what the exchange brought (R4/R5/R6), for a participant
     /// that entered at `begin` and left at `end`; `extra` is the measured
     /// time of the exchange itself, charged to the delay (R1).
-    fn merge(&self, shape: Shape, me: c_int, begin: u64, end: u64, extra: u64) {
+    pub(crate) fn merge(&self, shape: Shape, me: c_int, begin: u64, end: u64, extra: u64) {
         EXCHANGES.fetch_add(1, Ordering::Relaxed);
         EXCHANGE_NS.fetch_add(extra, Ordering::Relaxed);
         let a = action();
@@ -563,7 +612,7 @@ pub fn blocking_on(
         let mut buffers = Buffers::new(shape, &arrival, wait);
         // SAFETY: `buffers` lives on this frame until the blocking
         // exchange returns.
-        unsafe { buffers.exchange(shape, comm, None) };
+        unsafe { buffers.exchange(shape, comm, Post::Blocking) };
         if let Some((begin, _)) = arrival {
             let after = crate::merge::now().unwrap_or(end);
             buffers.merge(shape, my_rank(comm), begin, end, after.saturating_sub(end));
@@ -587,7 +636,7 @@ struct Pending {
 unsafe impl Send for Pending {}
 
 impl Completion for Pending {
-    fn complete(mut self: Box<Self>, begin: u64, _status: *mut MPI_Status, cancelled: bool) {
+    fn complete(&mut self, begin: u64, _status: *mut MPI_Status, cancelled: bool) {
         let end = crate::merge::now().unwrap_or(begin);
         // SAFETY: our own request, posted with the program's; every rank
         // posted it right after the program's collective, which has
@@ -672,7 +721,7 @@ pub unsafe fn nonblocking(
         let mut extra = sys::request_null();
         // SAFETY: the buffers are boxed and move into the pending entry
         // (the box's contents do not move) until the exchange completes.
-        unsafe { buffers.exchange(shape, comm, Some(&mut extra)) };
+        unsafe { buffers.exchange(shape, comm, Post::Nonblocking(&mut extra)) };
         let pending = Pending {
             shape,
             me: my_rank(comm),

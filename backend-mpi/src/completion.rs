@@ -88,7 +88,7 @@ fn finish(
     error: c_int,
     received: &mut impl Sink,
 ) {
-    let Taken { index, entry } = taken;
+    let Taken { index, mut entry } = taken;
     match &entry.kind {
         Kind::Unmeasured if delivered(error) && !status::cancelled(st) => {
             status::fix(st);
@@ -112,13 +112,13 @@ fn finish(
         }
         _ => {}
     }
-    if let Kind::Hook(_) = entry.kind {
-        let Entry { kind, .. } = entry;
-        if let Kind::Hook(hook) = kind {
-            hook.complete(begin.unwrap_or(0), st, status::cancelled(st));
+    if let Kind::Hook(hook) = &mut entry.kind {
+        hook.complete(begin.unwrap_or(0), st, status::cancelled(st));
+        if !entry.persistent {
+            drop(entry);
+            table().release(index);
+            return;
         }
-        table().release(index);
-        return;
     }
     if entry.persistent {
         table().put_back(request, Taken { index, entry });

@@ -4,7 +4,7 @@
 //! `MPI_Irecv`, `MPI_Bcast`, ...) call the C `MPI_*` functions, so they
 //! reach heisen. The others call `PMPI_*` directly: completions, probes,
 //! persistent starts, `MPI_Type_free`, communicator constructors,
-//! barriers, `MPI_Init`, `MPI_Buffer_detach`, window synchronisation
+//! barriers (`MPI_Barrier_init` too), `MPI_Init`, `MPI_Buffer_detach`, window synchronisation
 //! (passive target too) and every window constructor but `MPI_Win_create`
 //! and its large form. Unwrapped, a program using `mpi_f08` saw the
 //! record's bytes in every status of a nonblocking receive or a probe
@@ -335,6 +335,12 @@ f08! {
     mpi_barrier_f08_ => collective::MPI_Barrier(comm: in MPI_Comm);
     /// `MPI_Ibarrier(comm, request)`.
     mpi_ibarrier_f08_ => collective::MPI_Ibarrier(comm: in MPI_Comm, request: out MPI_Request);
+    /// `MPI_Barrier_init(comm, info, request)`.
+    mpi_barrier_init_f08_ => collective_init::MPI_Barrier_init(
+        comm: in MPI_Comm,
+        info: in MPI_Info,
+        request: out MPI_Request,
+    );
     /// `MPI_Comm_dup(comm, newcomm)`.
     mpi_comm_dup_f08_ => comm::MPI_Comm_dup(comm: in MPI_Comm, newcomm: out MPI_Comm);
     /// `MPI_Comm_dup_with_info(comm, info, newcomm)`.

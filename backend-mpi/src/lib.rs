@@ -20,7 +20,7 @@
 //! | [`piggyback`] | the wire record (R3): pack, unpack, record length, the empty record for unmeasured sends |
 //! | [`datatype`] | how a message and its record travel together: staging copy for small contiguous data, a struct type from `MPI_BOTTOM` otherwise (`Wire`) |
 //! | [`status`] | fixing a status so the program sees its own counts (`fix`), `MPI_STATUS_IGNORE` handling |
-//! | [`requests`] | the fixed-capacity request → record table and the merge at completion; [`requests::Completion`] lets other modules (nonblocking collectives) register requests that complete through the same `Wait*`/`Test*` wrappers |
+//! | [`requests`] | the fixed-capacity request → record table and the merge at completion; [`requests::Completion`] lets other modules (nonblocking and persistent collectives) register requests that complete through the same `Wait*`/`Test*` wrappers |
 //! | [`merge`] | a send's release (`merge::release`) and the merge of what a completion received (`merge::begin`, `merge::received`), with R12's comm records and R11's reorderings |
 //! | [`p2p`] | blocking point-to-point wrappers (`int` and `_c`), one generic per call shape, and `send_joined`/`recv_joined` |
 //! | [`nonblocking`] | `Isend` …, `Send_init` …, `Irecv`, `Recv_init`, `Imrecv`: the record in the request's slot |
@@ -35,10 +35,13 @@
 //! | [`node`] | the ranks of this rank's node, from one `Iallgather` of node keys (no communicator made), and set-up's node-wide broadcasts and reductions over them |
 //! | [`startup`] | `MPI_Init`'s part after `PMPI_Init`: one calibration per node handed to its ranks (R1), then the clock alignment; how long each part took |
 //! | [`window`] | one-sided communication: windows tracked with a communicator of heisen's own; `Win_fence` and creation/free n-to-n, `Win_post`→`Win_start` and `Win_complete`→`Win_wait`/`Win_test` as record messages; passive target as regions |
+//! | [`collective_init`] | persistent collectives (`Barrier_init` … `Neighbor_alltoallw_init`, `_c`): heisen's exchange bound to a persistent request of its own on a communicator of its own, started with the program's and merged at each completion |
+//! | [`private`] | heisen's own communicators beside the program's (windows, persistent collectives): the ranks' agreement on room, the split, the copy of a topology |
 //! | [`report`] | each rank's report at `MPI_Finalize`, rank 0's merged run report and summary |
 //!
-//! Collectives, communicators, clock alignment and `MPI_Pcontrol` live in
-//! their own modules (`collective`, `comm`, `align`, `pcontrol`) and use
+//! Collectives, persistent collectives, communicators, clock alignment and
+//! `MPI_Pcontrol` live in their own modules (`collective`,
+//! `collective_init`, `comm`, `align`, `pcontrol`) and use
 //! `setup::ensure` (the rank, the form, the actions), `region::call`
 //! (every call a region, no panic across the boundary),
 //! `merge::{release, begin, received}` and `heisen_shmem::with_current`
@@ -58,6 +61,7 @@ pub mod align;
 pub mod bsend;
 pub mod calibrate;
 pub mod collective;
+pub mod collective_init;
 pub mod comm;
 pub mod completion;
 pub mod datatype;
@@ -72,6 +76,7 @@ pub mod p2p;
 pub mod pcontrol;
 pub mod persistent;
 pub mod piggyback;
+pub mod private;
 pub mod probe;
 pub mod quiet;
 pub mod region;

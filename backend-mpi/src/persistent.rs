@@ -1,5 +1,6 @@
 //! The life of a request besides its completion (MPI-4.0 §3.7.3, §3.9):
-//! `MPI_Start` and `MPI_Startall` take a persistent send's record (R3);
+//! `MPI_Start` and `MPI_Startall` take a persistent send's record (R3)
+//! and start a persistent collective's own exchange;
 //! `MPI_Request_free` keeps an active request heisen still has to see
 //! complete (its record memory must outlive the transfer); and
 //! `MPI_Request_get_status` fixes the status it shows without completing.
@@ -12,13 +13,33 @@ use crate::setup::ensure;
 use crate::status;
 use crate::sys::{self, MPI_Request, MPI_Status};
 
-/// Takes the records of the persistent sends among `requests`.
-fn before_start(requests: &[MPI_Request]) {
-    let Some(m) = ensure() else { return };
+/// Takes the records of the persistent sends among `requests`; whether
+/// one of them has a completion of its own (a persistent collective),
+/// which [`after_start`] tells of the start.
+fn before_start(requests: &[MPI_Request]) -> bool {
+    let Some(m) = ensure() else { return false };
+    let mut hooks = false;
     for &r in requests {
         if let Some(t) = table().take(r) {
-            if matches!(t.entry.kind, Kind::Send) && t.entry.persistent {
-                restart_send(m, t.index);
+            match t.entry.kind {
+                Kind::Send if t.entry.persistent => restart_send(m, t.index),
+                Kind::Hook(_) => hooks = true,
+                _ => {}
+            }
+            table().put_back(r, t);
+        }
+    }
+    hooks
+}
+
+/// Tells the persistent collectives among `requests` that the program
+/// started them: each starts its own exchange after the program's
+/// operation, in the program's order (R6; `collective_init`).
+fn after_start(requests: &[MPI_Request]) {
+    for &r in requests {
+        if let Some(mut t) = table().take(r) {
+            if let Kind::Hook(hook) = &mut t.entry.kind {
+                hook.started();
             }
             table().put_back(r, t);
         }
@@ -28,23 +49,37 @@ fn before_start(requests: &[MPI_Request]) {
 /// `MPI_Start`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn MPI_Start(request: *mut MPI_Request) -> c_int {
-    if !request.is_null() {
-        // SAFETY: the program's request.
-        before_start(&[unsafe { *request }]);
+    if request.is_null() {
+        // SAFETY: the program's argument, unchanged (the MPI reports it).
+        return unsafe { sys::PMPI_Start(request) };
     }
+    // SAFETY: the program's request.
+    let handle = [unsafe { *request }];
+    let hooks = before_start(&handle);
     // SAFETY: the program's argument, unchanged.
-    unsafe { sys::PMPI_Start(request) }
+    let rc = unsafe { sys::PMPI_Start(request) };
+    if hooks && rc == sys::success() {
+        after_start(&handle);
+    }
+    rc
 }
 
 /// `MPI_Startall`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn MPI_Startall(count: c_int, array: *mut MPI_Request) -> c_int {
-    if !array.is_null() && count > 0 {
-        // SAFETY: the MPI call's contract: `count` valid handles.
-        before_start(unsafe { core::slice::from_raw_parts(array, count as usize) });
+    if array.is_null() || count <= 0 {
+        // SAFETY: the program's arguments, unchanged.
+        return unsafe { sys::PMPI_Startall(count, array) };
     }
+    // SAFETY (both slices): the MPI call's contract, `count` valid
+    // handles; each slice lives only while the MPI does not run.
+    let hooks = before_start(unsafe { core::slice::from_raw_parts(array, count as usize) });
     // SAFETY: the program's arguments, unchanged.
-    unsafe { sys::PMPI_Startall(count, array) }
+    let rc = unsafe { sys::PMPI_Startall(count, array) };
+    if hooks && rc == sys::success() {
+        after_start(unsafe { core::slice::from_raw_parts(array, count as usize) });
+    }
+    rc
 }
 
 /// `MPI_Request_free`: a request heisen tracks and that has not completed

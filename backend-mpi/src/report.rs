@@ -157,6 +157,7 @@ fn add_mpi_figures(path: &Path, m: &Mpi) {
             "lost": t.lost,
             "unfixed": t.unfixed,
             "reissued": t.reissued,
+            "beyond": t.beyond,
             "memory_bytes": t.memory_bytes,
         },
         // the pending MPI_Isendrecv exchanges (R12)

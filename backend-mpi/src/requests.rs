@@ -48,12 +48,19 @@ pub const SMALL_STAGE_BYTES: usize = LEN + SMALL_STAGE;
 pub const ORPHANS: usize = 256;
 
 /// What a completion does besides the MPI's own work: a module (a
-/// nonblocking collective) registers a request with its own completion.
+/// nonblocking or persistent collective) registers a request with its own
+/// completion.
 pub trait Completion: Send {
     /// Runs once the request completed, on the completing thread, with the
     /// MPI's status (never `MPI_STATUS_IGNORE`) and the measured time the
-    /// completion call began (its clock read after its own cost, R1).
-    fn complete(self: Box<Self>, begin: u64, status: *mut MPI_Status, cancelled: bool);
+    /// completion call began (its clock read after its own cost, R1). A
+    /// persistent request's completion stays filed and runs again after
+    /// each start.
+    fn complete(&mut self, begin: u64, status: *mut MPI_Status, cancelled: bool);
+
+    /// Runs after the program's `MPI_Start` or `MPI_Startall` started the
+    /// (persistent) request successfully.
+    fn started(&mut self) {}
 
     /// Runs instead of [`Completion::complete`] when the MPI handed out the
     /// request's handle again before heisen saw it complete (see
@@ -254,6 +261,12 @@ struct Inner {
     unmeasured: heapless::index_set::FnvIndexSet<u64, UNMEASURED>,
     unfixed: u64,
     reissued: u64,
+    /// Persistent collectives filed while the table was full: they must be
+    /// tracked on every rank or on none, or a tracked rank's exchange would
+    /// wait for ranks that never start theirs (`collective_init`), so they
+    /// are kept beyond the slots, as many as the program holds.
+    beyond: Vec<(u64, Entry)>,
+    beyond_peak: usize,
 }
 
 /// The table.
@@ -296,6 +309,8 @@ pub fn table() -> &'static Table {
             unmeasured: heapless::index_set::FnvIndexSet::new(),
             unfixed: 0,
             reissued: 0,
+            beyond: Vec::new(),
+            beyond_peak: 0,
         }),
         wires: (0..CAPACITY)
             .map(|_| UnsafeCell::new(piggyback::blank()))
@@ -469,9 +484,38 @@ impl Table {
         }
     }
 
+    /// Files a persistent collective's entry (`collective_init`): in a
+    /// slot, or beyond the slots when none is free (see `Inner::beyond`),
+    /// where [`Table::take`] finds it like any other, with the index
+    /// [`NO_SLOT`]. Not an overflow: it is tracked.
+    pub fn file_persistent(&self, request: MPI_Request, entry: Entry) {
+        let mut inner = self.lock();
+        if inner.free.is_empty() && !inner.orphans.is_empty() {
+            sweep(&mut inner);
+        }
+        if let Some(index) = inner.free.pop() {
+            let used = CAPACITY - inner.free.len();
+            inner.peak = inner.peak.max(used);
+            drop(inner);
+            self.insert(request, index, entry);
+        } else {
+            drop(inner);
+            self.keep_beyond(request, entry);
+        }
+    }
+
+    /// Keeps a persistent collective's entry beyond the slots.
+    fn keep_beyond(&self, request: MPI_Request, entry: Entry) {
+        let mut inner = self.lock();
+        inner.beyond.push((sys::key(request), entry));
+        inner.beyond_peak = inner.beyond_peak.max(inner.beyond.len());
+    }
+
     /// Puts an entry back under `request` (not completed, or persistent).
     pub fn put_back(&self, request: MPI_Request, taken: Taken) {
-        if taken.index == NO_SLOT {
+        if taken.index == NO_SLOT && matches!(taken.entry.kind, Kind::Hook(_)) {
+            self.keep_beyond(request, taken.entry);
+        } else if taken.index == NO_SLOT {
             self.mark_unmeasured(request, taken.entry.persistent);
         } else {
             self.insert(request, taken.index, taken.entry);
@@ -509,6 +553,7 @@ impl Table {
             lost: inner.lost,
             unfixed: inner.unfixed,
             reissued: inner.reissued,
+            beyond: inner.beyond_peak,
             memory_bytes: core::mem::size_of::<Inner>()
                 + BUCKETS * (core::mem::size_of::<u64>() + core::mem::size_of::<u16>())
                 + CAPACITY * (LEN + core::mem::size_of::<Option<Entry>>())
@@ -543,6 +588,15 @@ fn take_from(inner: &mut Inner, request: MPI_Request) -> Option<Taken> {
     if let Some(index) = inner.map.remove(key) {
         let entry = inner.entries[usize::from(index)].take()?;
         return Some(Taken { index, entry });
+    }
+    if !inner.beyond.is_empty()
+        && let Some(i) = inner.beyond.iter().position(|(k, _)| *k == key)
+    {
+        let (_, entry) = inner.beyond.swap_remove(i);
+        return Some(Taken {
+            index: NO_SLOT,
+            entry,
+        });
     }
     if inner.unmeasured.is_empty() {
         return None;
@@ -635,6 +689,9 @@ pub struct Figures {
     /// Requests whose handle the MPI handed out again before heisen saw
     /// them complete (MPICH's completed-at-once sends): let go of at once.
     pub reissued: u64,
+    /// Most persistent collectives kept beyond the slots at once (the
+    /// table was full when they were made; see [`Table::keep_beyond`]).
+    pub beyond: usize,
     /// Bytes the table takes.
     pub memory_bytes: usize,
 }

@@ -134,6 +134,12 @@ pub fn request_null() -> MPI_Request {
     unsafe { RSMPI_REQUEST_NULL }
 }
 
+/// `MPI_INFO_NULL`.
+#[inline]
+pub fn info_null() -> MPI_Info {
+    unsafe { RSMPI_INFO_NULL }
+}
+
 /// `MPI_MESSAGE_NULL`.
 #[inline]
 pub fn message_null() -> MPI_Message {

@@ -35,6 +35,7 @@ use std::sync::{Arc, Mutex};
 use crate::collective::{Shape, blocking, blocking_on};
 use crate::merge::{self, Received};
 use crate::piggyback::{self, Wire};
+use crate::private;
 use crate::region::{self, Named};
 use crate::setup::{self, Mpi};
 use crate::sys::{self, MPI_Aint, MPI_Comm, MPI_Group, MPI_Info, MPI_Request, MPI_Win};
@@ -231,34 +232,6 @@ pub fn report_json() -> serde_json::Value {
 /// table's lock.
 static RESERVED: AtomicUsize = AtomicUsize::new(0);
 
-/// heisen's own communicator over `comm`'s group, in its rank order. A
-/// split, not a dup: a dup would copy the program's attributes and run its
-/// copy callbacks (and its delete callbacks when heisen frees the copy).
-/// The split reports an error (no context id left, say) to heisen, not to
-/// the program's error handler: the window then stays untracked.
-fn private_copy(comm: MPI_Comm) -> Option<MPI_Comm> {
-    // SAFETY: reading constant handles; `comm` is valid (the window's
-    // creation just succeeded on it, on every rank of the window, which
-    // all make this same collective call); the error handler is set back
-    // before anything else runs on this thread.
-    unsafe {
-        let mut own = sys::RSMPI_COMM_NULL;
-        let mut handler: sys::MPI_Errhandler = core::mem::zeroed();
-        let mut rank: c_int = 0;
-        sys::PMPI_Comm_rank(comm, &mut rank);
-        sys::PMPI_Comm_get_errhandler(comm, &mut handler);
-        sys::PMPI_Comm_set_errhandler(comm, sys::RSMPI_ERRORS_RETURN);
-        let rc = sys::PMPI_Comm_split(comm, 0, rank, &mut own);
-        sys::PMPI_Comm_set_errhandler(comm, handler);
-        sys::PMPI_Errhandler_free(&mut handler);
-        if rc != sys::success() {
-            return None;
-        }
-        sys::PMPI_Comm_set_errhandler(own, sys::RSMPI_ERRORS_RETURN);
-        Some(own)
-    }
-}
-
 /// Tracks the window `win` just made on `comm`: agrees with the other
 /// ranks (on `comm`, inside their common creation call) that every one
 /// has room, then makes heisen's own communicator for it. Returns that
@@ -278,23 +251,9 @@ fn register(comm: MPI_Comm, win: MPI_Win) -> Option<MPI_Comm> {
         }
         room
     };
-    let mine = c_int::from(room);
-    let mut everywhere: c_int = 0;
-    // SAFETY: the program's communicator, valid (the creation succeeded on
-    // it on every rank of the window, each now here); one int each.
-    unsafe {
-        sys::PMPI_Allreduce(
-            (&mine as *const c_int).cast(),
-            (&mut everywhere as *mut c_int).cast(),
-            1,
-            sys::RSMPI_INT32_T,
-            sys::RSMPI_MIN,
-            comm,
-        )
-    };
     // only a window that is tracked takes a context id of the MPI's
-    let own = if everywhere == 1 {
-        private_copy(comm)
+    let own = if private::everywhere(comm, room) {
+        private::private_copy(comm)
     } else {
         None
     };

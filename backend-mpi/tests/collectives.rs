@@ -399,6 +399,83 @@ fn large_count_collectives_are_transparent_and_merged_on_2_and_3_ranks() {
 }
 
 #[test]
+fn persistent_collectives_are_transparent_and_merged_at_each_completion_on_2_to_4_ranks() {
+    let exe = c_program("coll_persistent.c");
+    for ranks in 2..=4 {
+        let (text, reports) = same_output(&exe, ranks, "coll-persistent", &[]);
+        assert!(text.contains(" 0 failed checks"), "{text}");
+        for (r, report) in reports.ranks.iter().enumerate() {
+            let what = format!("coll_persistent rank {r} of {ranks}");
+            let names = region_names(report);
+            for call in [
+                "Bcast",
+                "Gather",
+                "Gatherv",
+                "Scatter",
+                "Scatterv",
+                "Allgather",
+                "Allgatherv",
+                "Alltoall",
+                "Alltoallv",
+                "Alltoallw",
+                "Reduce",
+                "Allreduce",
+                "Reduce_scatter",
+                "Reduce_scatter_block",
+                "Scan",
+                "Exscan",
+                "Neighbor_allgather",
+                "Neighbor_allgatherv",
+                "Neighbor_alltoall",
+                "Neighbor_alltoallv",
+                "Neighbor_alltoallw",
+            ] {
+                for region in [format!("MPI_{call}_init"), format!("MPI_{call}_init_c")] {
+                    assert!(names.contains(&region), "{what}: no {region} in {names:?}");
+                }
+            }
+            assert!(names.contains(&"MPI_Barrier_init".to_owned()), "{what}");
+            compensated_not_above_measured(report, &what);
+            let coll = &mpi(report)["collectives"];
+            let persistent = &coll["persistent"];
+            // 22 int and 21 large-count requests, and the barrier made
+            // with the table full on rank 0: each with heisen's own
+            // exchange, freed with it
+            assert_eq!(
+                persistent["tracked"].as_u64(),
+                Some(44),
+                "{what}: {persistent}"
+            );
+            assert_eq!(
+                persistent["untracked"].as_u64(),
+                Some(0),
+                "{what}: {persistent}"
+            );
+            assert_eq!(persistent["open"].as_u64(), Some(0), "{what}: {persistent}");
+            // three rounds of 18 and of 17, the 4 + 4 started once, the
+            // barrier 3 times: each start starts heisen's exchange, and
+            // each completion makes it
+            assert_eq!(
+                persistent["starts"].as_u64(),
+                Some(116),
+                "{what}: {persistent}"
+            );
+            let exchanges = coll["exchanges"].as_u64().expect("exchanges");
+            assert!(exchanges >= 116, "{what}: {coll}");
+            // the barrier found rank 0's table full and was kept beyond
+            // it, tracked: not an overflow
+            let requests = &mpi(report)["requests"];
+            assert_eq!(requests["overflow"].as_u64(), Some(0), "{what}: {requests}");
+            assert_eq!(
+                requests["beyond"].as_u64(),
+                Some(u64::from(r == 0)),
+                "{what}: {requests}"
+            );
+        }
+    }
+}
+
+#[test]
 fn windows_are_transparent_and_their_synchronisation_merged_on_2_to_4_ranks() {
     let exe = c_program("rma.c");
     for ranks in 2..=4 {

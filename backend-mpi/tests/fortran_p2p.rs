@@ -116,6 +116,8 @@ fn fortran_use_mpi_f08_procedures_that_call_pmpi_go_through_heisen() {
             "MPI_Testsome",
             "MPI_Barrier",
             "MPI_Ibarrier",
+            "MPI_Barrier_init",
+            "MPI_Allreduce_init",
             "MPI_Comm_dup",
             "MPI_Intercomm_merge",
         ] {

@@ -113,7 +113,7 @@ fn c_regions_and_mpi_share_one_runtime_and_delay_crosses_ranks() {
 }
 
 #[test]
-fn window_synchronisation_and_neighbourhood_collectives_carry_delay_across_ranks() {
+fn window_synchronisation_neighbourhood_and_persistent_collectives_carry_delay_across_ranks() {
     // (scenario, the rank that works, the rank that waits for it)
     for (how, works, waits) in [
         ("fence", 0, 1),
@@ -121,6 +121,8 @@ fn window_synchronisation_and_neighbourhood_collectives_carry_delay_across_ranks
         ("start", 1, 0),
         ("neighbours", 0, 1),
         ("ineighbours", 0, 1),
+        ("persistent", 0, 1),
+        ("pneighbours", 0, 1),
     ] {
         let dir = scratch(&format!("sync-delay-{how}"));
         let exe = with_libheisen(&dir, "sync_delay");
@@ -182,7 +184,8 @@ fn window_synchronisation_and_neighbourhood_collectives_carry_delay_across_ranks
             "wait" => "MPI_Win_wait",
             "start" => "MPI_Win_start",
             "neighbours" => "MPI_Neighbor_alltoall",
-            // a nonblocking collective merges where it completes
+            // a nonblocking or persistent collective merges where it
+            // completes
             _ => "MPI_Wait",
         };
         let (wait, compensated) = times(waits, call);

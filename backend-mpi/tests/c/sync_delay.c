@@ -1,4 +1,5 @@
-/* One-sided synchronisation and neighbourhood collectives carry delay
+/* One-sided synchronisation, neighbourhood and persistent collectives
+ * carry delay
  * (R4/R5, R6): one rank runs many tiny instrumented regions (the C region
  * API, one runtime with the interposer) while the other waits for it in a
  * window's synchronisation call or a neighbourhood collective. argv[1]
@@ -11,6 +12,10 @@
  *   neighbours  rank 0 works, then both call MPI_Neighbor_alltoall on a
  *          periodic 1-d Cartesian topology
  *   ineighbours  the same with MPI_Ineighbor_allgather and MPI_Wait
+ *   persistent  a persistent MPI_Allreduce_init made before, started
+ *          by both ranks after rank 0's work, completed with MPI_Wait
+ *   pneighbours  a persistent MPI_Neighbor_allgather_init on the ring,
+ *          started with MPI_Startall and completed with MPI_Wait
  * With the interposer, the waiting rank's delay must come from the
  * working one's. Built against libheisen.so; the output is the same with
  * and without the interposer. */
@@ -67,6 +72,24 @@ int main(int argc, char **argv) {
             MPI_Win_wait(win);
             MPI_Group_free(&g);
         }
+    } else if (strcmp(how, "persistent") == 0 || strcmp(how, "pneighbours") == 0) {
+        MPI_Comm ring;
+        int dims[1] = {np}, periods[1] = {1};
+        MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &ring);
+        MPI_Request req;
+        int out = 0;
+        if (how[0] == 'p' && how[1] == 'e')
+            MPI_Allreduce_init(&out, &buf[0], 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL,
+                               &req);
+        else
+            MPI_Neighbor_allgather_init(&out, 1, MPI_INT, buf, 1, MPI_INT, ring, MPI_INFO_NULL,
+                                        &req);
+        if (me == 0) x = work();
+        out = x;
+        MPI_Startall(1, &req);
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+        MPI_Request_free(&req);
+        MPI_Comm_free(&ring);
     } else if (strncmp(how, "neighbours", 10) == 0 || strcmp(how, "ineighbours") == 0) {
         MPI_Comm ring;
         int dims[1] = {np}, periods[1] = {1};

@@ -1,6 +1,7 @@
 ! f08_pmpi_paths.f90: the mpi_f08 procedures that MPICH 4.0 implements by
 ! calling PMPI_* directly (completions, probes, persistent starts,
-! Request_free/get_status, Type_free, communicator constructors, barriers,
+! Request_free/get_status, Type_free, communicator constructors, barriers
+! (the persistent one too),
 ! Init_thread, Pcontrol), each checked for what the program sees: data,
 ! MPI_Get_count of every status, sources, tags, indices and flags. Before
 ! heisen wrapped them, statuses and probes showed the record's bytes
@@ -16,6 +17,7 @@ program f08_pmpi_paths
   integer :: rank, nprocs, peer, i, n, bad, allbad, r, provided, outcount, idx, off
   integer :: sbuf(8), rbuf(8), big(3000), vec(12), got(12)
   integer :: indices(3)
+  integer, asynchronous :: pin(1), pout(1)
   logical :: flag
   type(MPI_Request) :: req, reqs(3), preq(2)
   type(MPI_Status) :: st, sts(3)
@@ -202,6 +204,19 @@ program f08_pmpi_paths
   call MPI_Barrier(dup)
   call MPI_Ibarrier(split, req)
   call MPI_Wait(req, MPI_STATUS_IGNORE)
+  ! a persistent barrier (MPI 4.0) and a persistent allreduce, each
+  ! started three times (the allreduce's buffers asynchronous arrays: a
+  ! scalar reaches MPICH 4.0.2's binding as a temporary copy)
+  call MPI_Barrier_init(split, MPI_INFO_NULL, preq(1))
+  call MPI_Allreduce_init(pin, pout, 1, MPI_INTEGER, MPI_SUM, dup, MPI_INFO_NULL, preq(2))
+  do i = 1, 3
+    pin(1) = 100 * i + rank
+    call MPI_Startall(2, preq)
+    call MPI_Waitall(2, preq, MPI_STATUSES_IGNORE)
+    call check('persistent allreduce', pout(1) == 200 * i + 1)
+  end do
+  call MPI_Request_free(preq(1))
+  call MPI_Request_free(preq(2))
   call MPI_Comm_split(MPI_COMM_WORLD, rank, 0, half)
   call MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, peer, 80, inter)
   call MPI_Intercomm_merge(inter, rank == 1, merged)
