@@ -690,7 +690,7 @@ pub struct Figures {
     /// them complete (MPICH's completed-at-once sends): let go of at once.
     pub reissued: u64,
     /// Most persistent collectives kept beyond the slots at once (the
-    /// table was full when they were made; see [`Table::keep_beyond`]).
+    /// table was full when they were made; see [`Table::file_persistent`]).
     pub beyond: usize,
     /// Bytes the table takes.
     pub memory_bytes: usize,
