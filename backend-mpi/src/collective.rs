@@ -695,6 +695,39 @@ fn complete_orphans() {
     list.clear();
 }
 
+/// What the wrappers of a nonblocking and a persistent collective share:
+/// runs `call`, which writes `*request`, as region `region`; where it
+/// succeeded on an intracommunicator, `file(arrival, request)` files
+/// heisen's part under the program's request. `arrival`: this rank's entry
+/// taken before `call` where `arrive_first` (a nonblocking collective's),
+/// else `None`.
+///
+/// # Safety
+/// `request` is the program's request pointer, written by `call`.
+pub(crate) unsafe fn with_request(
+    region: &'static Named,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+    arrive_first: bool,
+    call: impl FnOnce() -> c_int,
+    file: impl FnOnce(Arrival, MPI_Request),
+) -> c_int {
+    if setup::ensure().is_none() {
+        return call();
+    }
+    region::call(region, || {
+        let arrival = if arrive_first { arrive() } else { None };
+        let rc = call();
+        if rc != sys::success() || request.is_null() || is_inter(comm) {
+            UNMERGED.fetch_add(1, Ordering::Relaxed);
+            return rc;
+        }
+        // SAFETY: `call` succeeded, so it wrote the request.
+        file(arrival, unsafe { *request });
+        rc
+    })
+}
+
 /// Runs a nonblocking collective `call` that writes `*request`, then posts
 /// the extra exchange and files both under the program's request.
 ///
@@ -707,34 +740,24 @@ pub unsafe fn nonblocking(
     request: *mut MPI_Request,
     call: impl FnOnce() -> c_int,
 ) -> c_int {
-    if setup::ensure().is_none() {
-        return call();
-    }
-    region::call(region, || {
-        let arrival = arrive();
-        let rc = call();
-        if rc != sys::success() || request.is_null() || is_inter(comm) {
-            UNMERGED.fetch_add(1, Ordering::Relaxed);
-            return rc;
-        }
-        let mut buffers = Box::new(Buffers::new(shape, &arrival, 0));
-        let mut extra = sys::request_null();
-        // SAFETY: the buffers are boxed and move into the pending entry
-        // (the box's contents do not move) until the exchange completes.
-        unsafe { buffers.exchange(shape, comm, Post::Nonblocking(&mut extra)) };
-        let pending = Pending {
-            shape,
-            me: my_rank(comm),
-            measured: arrival.is_some(),
-            extra,
-            buffers,
-        };
-        let table = requests::table();
-        match table.reserve() {
-            Some((index, _)) => {
-                // SAFETY: `call` succeeded, so it wrote the request.
-                let user = unsafe { *request };
-                table.insert(
+    // SAFETY: the caller's contract.
+    unsafe {
+        with_request(region, comm, request, true, call, |arrival, user| {
+            let mut buffers = Box::new(Buffers::new(shape, &arrival, 0));
+            let mut extra = sys::request_null();
+            // SAFETY: the buffers are boxed and move into the pending entry
+            // (the box's contents do not move) until the exchange completes.
+            buffers.exchange(shape, comm, Post::Nonblocking(&mut extra));
+            let pending = Pending {
+                shape,
+                me: my_rank(comm),
+                measured: arrival.is_some(),
+                extra,
+                buffers,
+            };
+            let table = requests::table();
+            match table.reserve() {
+                Some((index, _)) => table.insert(
                     user,
                     index,
                     Entry {
@@ -743,26 +766,29 @@ pub unsafe fn nonblocking(
                         datatype: None,
                         staged: None,
                     },
-                );
+                ),
+                None => orphan(pending.extra, pending.buffers),
             }
-            None => orphan(pending.extra, pending.buffers),
-        }
-        rc
-    })
+        })
+    }
 }
 
 // ----- the exports -----------------------------------------------------------
 //
-// One generic wrapper per shape (STYLE.md, Caliper's `Wrapper.w`): each
-// export names its region, the communicator, the shape, and passes the
-// program's arguments unchanged to its `PMPI_` twin.
+// One generic wrapper per shape (STYLE.md, Caliper's `Wrapper.w`): each row
+// names a collective's blocking, nonblocking and persistent bindings, its
+// arguments, its communicator and its shape; each export names its region
+// and passes the program's arguments unchanged to its `PMPI_` twin (the
+// nonblocking one with the program's request, the persistent one with its
+// `info` and request too: `collective_init`).
 
 use core::ffi::c_void as V;
 
-macro_rules! blocking_collectives {
+macro_rules! collectives {
     ($(
         $(#[$doc:meta])*
-        $name:ident => $pmpi:ident ( $($arg:ident : $ty:ty),* $(,)? ) on $comm:ident as $shape:expr;
+        $name:ident, $iname:ident, $pname:ident => $pmpi:ident, $ipmpi:ident, $ppmpi:ident
+            ( $($arg:ident : $ty:ty),* $(,)? ) on $comm:ident as $shape:expr;
     )*) => {$(
         $(#[$doc])*
         #[unsafe(no_mangle)]
@@ -771,21 +797,31 @@ macro_rules! blocking_collectives {
             // SAFETY: the program's arguments, passed on unchanged.
             blocking(&REGION, $comm, $shape, || unsafe { sys::$pmpi($($arg),*) })
         }
-    )*};
-}
 
-macro_rules! nonblocking_collectives {
-    ($(
-        $(#[$doc:meta])*
-        $name:ident => $pmpi:ident ( $($arg:ident : $ty:ty),* $(,)? ) on $comm:ident as $shape:expr;
-    )*) => {$(
         $(#[$doc])*
         #[unsafe(no_mangle)]
-        pub unsafe extern "C" fn $name($($arg: $ty,)* request: *mut MPI_Request) -> c_int {
-            static REGION: Named = Named::new(stringify!($name));
+        pub unsafe extern "C" fn $iname($($arg: $ty,)* request: *mut MPI_Request) -> c_int {
+            static REGION: Named = Named::new(stringify!($iname));
             // SAFETY: the program's arguments, passed on unchanged; the
             // MPI writes `request` before `nonblocking` reads it.
-            unsafe { nonblocking(&REGION, $comm, $shape, request, || sys::$pmpi($($arg,)* request)) }
+            unsafe { nonblocking(&REGION, $comm, $shape, request, || sys::$ipmpi($($arg,)* request)) }
+        }
+
+        $(#[$doc])*
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $pname(
+            $($arg: $ty,)*
+            info: sys::MPI_Info,
+            request: *mut MPI_Request,
+        ) -> c_int {
+            static REGION: Named = Named::new(stringify!($pname));
+            // SAFETY: the program's arguments, passed on unchanged; the
+            // MPI writes `request` before `init` reads it.
+            unsafe {
+                crate::collective_init::init(&REGION, $comm, $shape, request, || {
+                    sys::$ppmpi($($arg,)* info, request)
+                })
+            }
         }
     )*};
 }
@@ -795,318 +831,293 @@ type Types = *const MPI_Datatype;
 type Aints = *const sys::MPI_Aint;
 type T = MPI_Datatype;
 
-blocking_collectives! {
+collectives! {
     /// `MPI_Barrier` (MPI-4.0 §6.3): n-to-n.
-    MPI_Barrier => PMPI_Barrier(comm: MPI_Comm) on comm as Shape::NToN;
+    /// Also `MPI_Ibarrier` (§6.12.1) and `MPI_Barrier_init` (§6.13), merged at completion.
+    MPI_Barrier, MPI_Ibarrier, MPI_Barrier_init
+        => PMPI_Barrier, PMPI_Ibarrier, PMPI_Barrier_init
+        (comm: MPI_Comm)
+        on comm as Shape::NToN;
     /// `MPI_Bcast` (§6.4): 1-to-n.
-    MPI_Bcast => PMPI_Bcast(buf: *mut V, count: c_int, datatype: T, root: c_int, comm: MPI_Comm)
+    /// Also `MPI_Ibcast` (§6.12.2) and `MPI_Bcast_init` (§6.13), merged at completion.
+    MPI_Bcast, MPI_Ibcast, MPI_Bcast_init
+        => PMPI_Bcast, PMPI_Ibcast, PMPI_Bcast_init
+        (buf: *mut V, count: c_int, datatype: T, root: c_int, comm: MPI_Comm)
         on comm as Shape::OneToN { root };
     /// `MPI_Gather` (§6.5): n-to-1.
-    MPI_Gather => PMPI_Gather(sb: *const V, sc: c_int, st: T, rb: *mut V, rc: c_int, rt: T,
-        root: c_int, comm: MPI_Comm) on comm as Shape::NToOne { root };
+    /// Also `MPI_Igather` (§6.12.3) and `MPI_Gather_init` (§6.13), merged at completion.
+    MPI_Gather, MPI_Igather, MPI_Gather_init
+        => PMPI_Gather, PMPI_Igather, PMPI_Gather_init
+        (sb: *const V, sc: c_int, st: T, rb: *mut V, rc: c_int, rt: T, root: c_int,
+        comm: MPI_Comm)
+        on comm as Shape::NToOne { root };
     /// `MPI_Gatherv` (§6.5): n-to-1.
-    MPI_Gatherv => PMPI_Gatherv(sb: *const V, sc: c_int, st: T, rb: *mut V, rcs: Ints, displs: Ints,
-        rt: T, root: c_int, comm: MPI_Comm) on comm as Shape::NToOne { root };
+    /// Also `MPI_Igatherv` (§6.12.3) and `MPI_Gatherv_init` (§6.13), merged at completion.
+    MPI_Gatherv, MPI_Igatherv, MPI_Gatherv_init
+        => PMPI_Gatherv, PMPI_Igatherv, PMPI_Gatherv_init
+        (sb: *const V, sc: c_int, st: T, rb: *mut V, rcs: Ints, displs: Ints, rt: T, root: c_int,
+        comm: MPI_Comm)
+        on comm as Shape::NToOne { root };
     /// `MPI_Scatter` (§6.6): 1-to-n.
-    MPI_Scatter => PMPI_Scatter(sb: *const V, sc: c_int, st: T, rb: *mut V, rc: c_int, rt: T,
-        root: c_int, comm: MPI_Comm) on comm as Shape::OneToN { root };
-    /// `MPI_Scatterv` (§6.6): 1-to-n.
-    MPI_Scatterv => PMPI_Scatterv(sb: *const V, scs: Ints, displs: Ints, st: T, rb: *mut V, rc: c_int,
-        rt: T, root: c_int, comm: MPI_Comm) on comm as Shape::OneToN { root };
-    /// `MPI_Allgather` (§6.7): n-to-n.
-    MPI_Allgather => PMPI_Allgather(sb: *const V, sc: c_int, st: T, rb: *mut V, rc: c_int, rt: T,
-        comm: MPI_Comm) on comm as Shape::NToN;
-    /// `MPI_Allgatherv` (§6.7): n-to-n.
-    MPI_Allgatherv => PMPI_Allgatherv(sb: *const V, sc: c_int, st: T, rb: *mut V, rcs: Ints,
-        displs: Ints, rt: T, comm: MPI_Comm) on comm as Shape::NToN;
-    /// `MPI_Alltoall` (§6.8): n-to-n.
-    MPI_Alltoall => PMPI_Alltoall(sb: *const V, sc: c_int, st: T, rb: *mut V, rc: c_int, rt: T,
-        comm: MPI_Comm) on comm as Shape::NToN;
-    /// `MPI_Alltoallv` (§6.8): n-to-n.
-    MPI_Alltoallv => PMPI_Alltoallv(sb: *const V, scs: Ints, sd: Ints, st: T, rb: *mut V, rcs: Ints,
-        rd: Ints, rt: T, comm: MPI_Comm) on comm as Shape::NToN;
-    /// `MPI_Alltoallw` (§6.8): n-to-n.
-    MPI_Alltoallw => PMPI_Alltoallw(sb: *const V, scs: Ints, sd: Ints, st: Types, rb: *mut V,
-        rcs: Ints, rd: Ints, rt: Types, comm: MPI_Comm) on comm as Shape::NToN;
-    /// `MPI_Reduce` (§6.9.1): n-to-1.
-    MPI_Reduce => PMPI_Reduce(sb: *const V, rb: *mut V, count: c_int, datatype: T, op: MPI_Op,
-        root: c_int, comm: MPI_Comm) on comm as Shape::NToOne { root };
-    /// `MPI_Allreduce` (§6.9.6): n-to-n.
-    MPI_Allreduce => PMPI_Allreduce(sb: *const V, rb: *mut V, count: c_int, datatype: T, op: MPI_Op,
-        comm: MPI_Comm) on comm as Shape::NToN;
-    /// `MPI_Reduce_scatter` (§6.10.2): n-to-n.
-    MPI_Reduce_scatter => PMPI_Reduce_scatter(sb: *const V, rb: *mut V, rcs: Ints, datatype: T,
-        op: MPI_Op, comm: MPI_Comm) on comm as Shape::NToN;
-    /// `MPI_Reduce_scatter_block` (§6.10.1): n-to-n.
-    MPI_Reduce_scatter_block => PMPI_Reduce_scatter_block(sb: *const V, rb: *mut V, rc: c_int,
-        datatype: T, op: MPI_Op, comm: MPI_Comm) on comm as Shape::NToN;
-    /// `MPI_Scan` (§6.11.1): rank i merges ranks 0..=i.
-    MPI_Scan => PMPI_Scan(sb: *const V, rb: *mut V, count: c_int, datatype: T, op: MPI_Op,
-        comm: MPI_Comm) on comm as Shape::Prefix;
-    /// `MPI_Exscan` (§6.11.2): rank i merges ranks 0..=i.
-    MPI_Exscan => PMPI_Exscan(sb: *const V, rb: *mut V, count: c_int, datatype: T, op: MPI_Op,
-        comm: MPI_Comm) on comm as Shape::Prefix;
-    /// `MPI_Neighbor_allgather` (§8.6.1): each rank merges its in-neighbours.
-    MPI_Neighbor_allgather => PMPI_Neighbor_allgather(sb: *const V, sc: c_int, st: T, rb: *mut V,
-        rc: c_int, rt: T, comm: MPI_Comm) on comm as Shape::Neighbours;
-    /// `MPI_Neighbor_allgatherv` (§8.6.1).
-    MPI_Neighbor_allgatherv => PMPI_Neighbor_allgatherv(sb: *const V, sc: c_int, st: T, rb: *mut V,
-        rcs: Ints, displs: Ints, rt: T, comm: MPI_Comm) on comm as Shape::Neighbours;
-    /// `MPI_Neighbor_alltoall` (§8.6.2).
-    MPI_Neighbor_alltoall => PMPI_Neighbor_alltoall(sb: *const V, sc: c_int, st: T, rb: *mut V,
-        rc: c_int, rt: T, comm: MPI_Comm) on comm as Shape::Neighbours;
-    /// `MPI_Neighbor_alltoallv` (§8.6.2).
-    MPI_Neighbor_alltoallv => PMPI_Neighbor_alltoallv(sb: *const V, scs: Ints, sd: Ints, st: T,
-        rb: *mut V, rcs: Ints, rd: Ints, rt: T, comm: MPI_Comm) on comm as Shape::Neighbours;
-    /// `MPI_Neighbor_alltoallw` (§8.6.2).
-    MPI_Neighbor_alltoallw => PMPI_Neighbor_alltoallw(sb: *const V, scs: Ints, sd: Aints,
-        st: Types, rb: *mut V, rcs: Ints, rd: Aints, rt: Types, comm: MPI_Comm)
-        on comm as Shape::Neighbours;
-}
-
-nonblocking_collectives! {
-    /// `MPI_Ibarrier` (MPI-4.0 §6.12.1): n-to-n, merged at completion.
-    MPI_Ibarrier => PMPI_Ibarrier(comm: MPI_Comm) on comm as Shape::NToN;
-    /// `MPI_Ibcast` (§6.12.2): 1-to-n.
-    MPI_Ibcast => PMPI_Ibcast(buf: *mut V, count: c_int, datatype: T, root: c_int, comm: MPI_Comm)
+    /// Also `MPI_Iscatter` (§6.12.4) and `MPI_Scatter_init` (§6.13), merged at completion.
+    MPI_Scatter, MPI_Iscatter, MPI_Scatter_init
+        => PMPI_Scatter, PMPI_Iscatter, PMPI_Scatter_init
+        (sb: *const V, sc: c_int, st: T, rb: *mut V, rc: c_int, rt: T, root: c_int,
+        comm: MPI_Comm)
         on comm as Shape::OneToN { root };
-    /// `MPI_Igather` (§6.12.3): n-to-1.
-    MPI_Igather => PMPI_Igather(sb: *const V, sc: c_int, st: T, rb: *mut V, rc: c_int, rt: T,
-        root: c_int, comm: MPI_Comm) on comm as Shape::NToOne { root };
-    /// `MPI_Igatherv` (§6.12.3): n-to-1.
-    MPI_Igatherv => PMPI_Igatherv(sb: *const V, sc: c_int, st: T, rb: *mut V, rcs: Ints,
-        displs: Ints, rt: T, root: c_int, comm: MPI_Comm) on comm as Shape::NToOne { root };
-    /// `MPI_Iscatter` (§6.12.4): 1-to-n.
-    MPI_Iscatter => PMPI_Iscatter(sb: *const V, sc: c_int, st: T, rb: *mut V, rc: c_int, rt: T,
-        root: c_int, comm: MPI_Comm) on comm as Shape::OneToN { root };
-    /// `MPI_Iscatterv` (§6.12.4): 1-to-n.
-    MPI_Iscatterv => PMPI_Iscatterv(sb: *const V, scs: Ints, displs: Ints, st: T, rb: *mut V,
-        rc: c_int, rt: T, root: c_int, comm: MPI_Comm) on comm as Shape::OneToN { root };
-    /// `MPI_Iallgather` (§6.12.5): n-to-n.
-    MPI_Iallgather => PMPI_Iallgather(sb: *const V, sc: c_int, st: T, rb: *mut V, rc: c_int, rt: T,
-        comm: MPI_Comm) on comm as Shape::NToN;
-    /// `MPI_Iallgatherv` (§6.12.5): n-to-n.
-    MPI_Iallgatherv => PMPI_Iallgatherv(sb: *const V, sc: c_int, st: T, rb: *mut V, rcs: Ints,
-        displs: Ints, rt: T, comm: MPI_Comm) on comm as Shape::NToN;
-    /// `MPI_Ialltoall` (§6.12.6): n-to-n.
-    MPI_Ialltoall => PMPI_Ialltoall(sb: *const V, sc: c_int, st: T, rb: *mut V, rc: c_int, rt: T,
-        comm: MPI_Comm) on comm as Shape::NToN;
-    /// `MPI_Ialltoallv` (§6.12.6): n-to-n.
-    MPI_Ialltoallv => PMPI_Ialltoallv(sb: *const V, scs: Ints, sd: Ints, st: T, rb: *mut V,
-        rcs: Ints, rd: Ints, rt: T, comm: MPI_Comm) on comm as Shape::NToN;
-    /// `MPI_Ialltoallw` (§6.12.6): n-to-n.
-    MPI_Ialltoallw => PMPI_Ialltoallw(sb: *const V, scs: Ints, sd: Ints, st: Types, rb: *mut V,
-        rcs: Ints, rd: Ints, rt: Types, comm: MPI_Comm) on comm as Shape::NToN;
-    /// `MPI_Ireduce` (§6.12.7): n-to-1.
-    MPI_Ireduce => PMPI_Ireduce(sb: *const V, rb: *mut V, count: c_int, datatype: T, op: MPI_Op,
-        root: c_int, comm: MPI_Comm) on comm as Shape::NToOne { root };
-    /// `MPI_Iallreduce` (§6.12.8): n-to-n.
-    MPI_Iallreduce => PMPI_Iallreduce(sb: *const V, rb: *mut V, count: c_int, datatype: T,
-        op: MPI_Op, comm: MPI_Comm) on comm as Shape::NToN;
-    /// `MPI_Ireduce_scatter` (§6.12.10): n-to-n.
-    MPI_Ireduce_scatter => PMPI_Ireduce_scatter(sb: *const V, rb: *mut V, rcs: Ints, datatype: T,
-        op: MPI_Op, comm: MPI_Comm) on comm as Shape::NToN;
-    /// `MPI_Ireduce_scatter_block` (§6.12.9): n-to-n.
-    MPI_Ireduce_scatter_block => PMPI_Ireduce_scatter_block(sb: *const V, rb: *mut V, rc: c_int,
-        datatype: T, op: MPI_Op, comm: MPI_Comm) on comm as Shape::NToN;
-    /// `MPI_Iscan` (§6.12.11): prefix.
-    MPI_Iscan => PMPI_Iscan(sb: *const V, rb: *mut V, count: c_int, datatype: T, op: MPI_Op,
-        comm: MPI_Comm) on comm as Shape::Prefix;
-    /// `MPI_Iexscan` (§6.12.12): prefix.
-    MPI_Iexscan => PMPI_Iexscan(sb: *const V, rb: *mut V, count: c_int, datatype: T, op: MPI_Op,
-        comm: MPI_Comm) on comm as Shape::Prefix;
-    /// `MPI_Ineighbor_allgather` (§8.7.1): neighbourhood.
-    MPI_Ineighbor_allgather => PMPI_Ineighbor_allgather(sb: *const V, sc: c_int, st: T,
-        rb: *mut V, rc: c_int, rt: T, comm: MPI_Comm) on comm as Shape::Neighbours;
-    /// `MPI_Ineighbor_allgatherv` (§8.7.1).
-    MPI_Ineighbor_allgatherv => PMPI_Ineighbor_allgatherv(sb: *const V, sc: c_int, st: T,
-        rb: *mut V, rcs: Ints, displs: Ints, rt: T, comm: MPI_Comm) on comm as Shape::Neighbours;
-    /// `MPI_Ineighbor_alltoall` (§8.7.2).
-    MPI_Ineighbor_alltoall => PMPI_Ineighbor_alltoall(sb: *const V, sc: c_int, st: T, rb: *mut V,
-        rc: c_int, rt: T, comm: MPI_Comm) on comm as Shape::Neighbours;
-    /// `MPI_Ineighbor_alltoallv` (§8.7.2).
-    MPI_Ineighbor_alltoallv => PMPI_Ineighbor_alltoallv(sb: *const V, scs: Ints, sd: Ints, st: T,
-        rb: *mut V, rcs: Ints, rd: Ints, rt: T, comm: MPI_Comm) on comm as Shape::Neighbours;
-    /// `MPI_Ineighbor_alltoallw` (§8.7.2).
-    MPI_Ineighbor_alltoallw => PMPI_Ineighbor_alltoallw(sb: *const V, scs: Ints, sd: Aints,
-        st: Types, rb: *mut V, rcs: Ints, rd: Aints, rt: Types, comm: MPI_Comm)
+    /// `MPI_Scatterv` (§6.6): 1-to-n.
+    /// Also `MPI_Iscatterv` (§6.12.4) and `MPI_Scatterv_init` (§6.13), merged at completion.
+    MPI_Scatterv, MPI_Iscatterv, MPI_Scatterv_init
+        => PMPI_Scatterv, PMPI_Iscatterv, PMPI_Scatterv_init
+        (sb: *const V, scs: Ints, displs: Ints, st: T, rb: *mut V, rc: c_int, rt: T, root: c_int,
+        comm: MPI_Comm)
+        on comm as Shape::OneToN { root };
+    /// `MPI_Allgather` (§6.7): n-to-n.
+    /// Also `MPI_Iallgather` (§6.12.5) and `MPI_Allgather_init` (§6.13), merged at completion.
+    MPI_Allgather, MPI_Iallgather, MPI_Allgather_init
+        => PMPI_Allgather, PMPI_Iallgather, PMPI_Allgather_init
+        (sb: *const V, sc: c_int, st: T, rb: *mut V, rc: c_int, rt: T, comm: MPI_Comm)
+        on comm as Shape::NToN;
+    /// `MPI_Allgatherv` (§6.7): n-to-n.
+    /// Also `MPI_Iallgatherv` (§6.12.5) and `MPI_Allgatherv_init` (§6.13), merged at completion.
+    MPI_Allgatherv, MPI_Iallgatherv, MPI_Allgatherv_init
+        => PMPI_Allgatherv, PMPI_Iallgatherv, PMPI_Allgatherv_init
+        (sb: *const V, sc: c_int, st: T, rb: *mut V, rcs: Ints, displs: Ints, rt: T,
+        comm: MPI_Comm)
+        on comm as Shape::NToN;
+    /// `MPI_Alltoall` (§6.8): n-to-n.
+    /// Also `MPI_Ialltoall` (§6.12.6) and `MPI_Alltoall_init` (§6.13), merged at completion.
+    MPI_Alltoall, MPI_Ialltoall, MPI_Alltoall_init
+        => PMPI_Alltoall, PMPI_Ialltoall, PMPI_Alltoall_init
+        (sb: *const V, sc: c_int, st: T, rb: *mut V, rc: c_int, rt: T, comm: MPI_Comm)
+        on comm as Shape::NToN;
+    /// `MPI_Alltoallv` (§6.8): n-to-n.
+    /// Also `MPI_Ialltoallv` (§6.12.6) and `MPI_Alltoallv_init` (§6.13), merged at completion.
+    MPI_Alltoallv, MPI_Ialltoallv, MPI_Alltoallv_init
+        => PMPI_Alltoallv, PMPI_Ialltoallv, PMPI_Alltoallv_init
+        (sb: *const V, scs: Ints, sd: Ints, st: T, rb: *mut V, rcs: Ints, rd: Ints, rt: T,
+        comm: MPI_Comm)
+        on comm as Shape::NToN;
+    /// `MPI_Alltoallw` (§6.8): n-to-n.
+    /// Also `MPI_Ialltoallw` (§6.12.6) and `MPI_Alltoallw_init` (§6.13), merged at completion.
+    MPI_Alltoallw, MPI_Ialltoallw, MPI_Alltoallw_init
+        => PMPI_Alltoallw, PMPI_Ialltoallw, PMPI_Alltoallw_init
+        (sb: *const V, scs: Ints, sd: Ints, st: Types, rb: *mut V, rcs: Ints, rd: Ints,
+        rt: Types, comm: MPI_Comm)
+        on comm as Shape::NToN;
+    /// `MPI_Reduce` (§6.9.1): n-to-1.
+    /// Also `MPI_Ireduce` (§6.12.7) and `MPI_Reduce_init` (§6.13), merged at completion.
+    MPI_Reduce, MPI_Ireduce, MPI_Reduce_init
+        => PMPI_Reduce, PMPI_Ireduce, PMPI_Reduce_init
+        (sb: *const V, rb: *mut V, count: c_int, datatype: T, op: MPI_Op, root: c_int,
+        comm: MPI_Comm)
+        on comm as Shape::NToOne { root };
+    /// `MPI_Allreduce` (§6.9.6): n-to-n.
+    /// Also `MPI_Iallreduce` (§6.12.8) and `MPI_Allreduce_init` (§6.13), merged at completion.
+    MPI_Allreduce, MPI_Iallreduce, MPI_Allreduce_init
+        => PMPI_Allreduce, PMPI_Iallreduce, PMPI_Allreduce_init
+        (sb: *const V, rb: *mut V, count: c_int, datatype: T, op: MPI_Op, comm: MPI_Comm)
+        on comm as Shape::NToN;
+    /// `MPI_Reduce_scatter` (§6.10.2): n-to-n.
+    /// Also `MPI_Ireduce_scatter` (§6.12.10) and `MPI_Reduce_scatter_init` (§6.13), merged at completion.
+    MPI_Reduce_scatter, MPI_Ireduce_scatter, MPI_Reduce_scatter_init
+        => PMPI_Reduce_scatter, PMPI_Ireduce_scatter, PMPI_Reduce_scatter_init
+        (sb: *const V, rb: *mut V, rcs: Ints, datatype: T, op: MPI_Op, comm: MPI_Comm)
+        on comm as Shape::NToN;
+    /// `MPI_Reduce_scatter_block` (§6.10.1): n-to-n.
+    /// Also `MPI_Ireduce_scatter_block` (§6.12.9) and `MPI_Reduce_scatter_block_init` (§6.13), merged at completion.
+    MPI_Reduce_scatter_block, MPI_Ireduce_scatter_block, MPI_Reduce_scatter_block_init
+        => PMPI_Reduce_scatter_block, PMPI_Ireduce_scatter_block, PMPI_Reduce_scatter_block_init
+        (sb: *const V, rb: *mut V, rc: c_int, datatype: T, op: MPI_Op, comm: MPI_Comm)
+        on comm as Shape::NToN;
+    /// `MPI_Scan` (§6.11.1): rank i merges ranks 0..=i.
+    /// Also `MPI_Iscan` (§6.12.11) and `MPI_Scan_init` (§6.13), merged at completion.
+    MPI_Scan, MPI_Iscan, MPI_Scan_init
+        => PMPI_Scan, PMPI_Iscan, PMPI_Scan_init
+        (sb: *const V, rb: *mut V, count: c_int, datatype: T, op: MPI_Op, comm: MPI_Comm)
+        on comm as Shape::Prefix;
+    /// `MPI_Exscan` (§6.11.2): rank i merges ranks 0..=i.
+    /// Also `MPI_Iexscan` (§6.12.12) and `MPI_Exscan_init` (§6.13), merged at completion.
+    MPI_Exscan, MPI_Iexscan, MPI_Exscan_init
+        => PMPI_Exscan, PMPI_Iexscan, PMPI_Exscan_init
+        (sb: *const V, rb: *mut V, count: c_int, datatype: T, op: MPI_Op, comm: MPI_Comm)
+        on comm as Shape::Prefix;
+    /// `MPI_Neighbor_allgather` (§8.6.1): each rank merges its in-neighbours.
+    /// Also `MPI_Ineighbor_allgather` (§8.7.1) and `MPI_Neighbor_allgather_init` (§8.8), merged at completion.
+    MPI_Neighbor_allgather, MPI_Ineighbor_allgather, MPI_Neighbor_allgather_init
+        => PMPI_Neighbor_allgather, PMPI_Ineighbor_allgather, PMPI_Neighbor_allgather_init
+        (sb: *const V, sc: c_int, st: T, rb: *mut V, rc: c_int, rt: T, comm: MPI_Comm)
+        on comm as Shape::Neighbours;
+    /// `MPI_Neighbor_allgatherv` (§8.6.1).
+    /// Also `MPI_Ineighbor_allgatherv` (§8.7.1) and `MPI_Neighbor_allgatherv_init` (§8.8), merged at completion.
+    MPI_Neighbor_allgatherv, MPI_Ineighbor_allgatherv, MPI_Neighbor_allgatherv_init
+        => PMPI_Neighbor_allgatherv, PMPI_Ineighbor_allgatherv, PMPI_Neighbor_allgatherv_init
+        (sb: *const V, sc: c_int, st: T, rb: *mut V, rcs: Ints, displs: Ints, rt: T,
+        comm: MPI_Comm)
+        on comm as Shape::Neighbours;
+    /// `MPI_Neighbor_alltoall` (§8.6.2).
+    /// Also `MPI_Ineighbor_alltoall` (§8.7.2) and `MPI_Neighbor_alltoall_init` (§8.8), merged at completion.
+    MPI_Neighbor_alltoall, MPI_Ineighbor_alltoall, MPI_Neighbor_alltoall_init
+        => PMPI_Neighbor_alltoall, PMPI_Ineighbor_alltoall, PMPI_Neighbor_alltoall_init
+        (sb: *const V, sc: c_int, st: T, rb: *mut V, rc: c_int, rt: T, comm: MPI_Comm)
+        on comm as Shape::Neighbours;
+    /// `MPI_Neighbor_alltoallv` (§8.6.2).
+    /// Also `MPI_Ineighbor_alltoallv` (§8.7.2) and `MPI_Neighbor_alltoallv_init` (§8.8), merged at completion.
+    MPI_Neighbor_alltoallv, MPI_Ineighbor_alltoallv, MPI_Neighbor_alltoallv_init
+        => PMPI_Neighbor_alltoallv, PMPI_Ineighbor_alltoallv, PMPI_Neighbor_alltoallv_init
+        (sb: *const V, scs: Ints, sd: Ints, st: T, rb: *mut V, rcs: Ints, rd: Ints, rt: T,
+        comm: MPI_Comm)
+        on comm as Shape::Neighbours;
+    /// `MPI_Neighbor_alltoallw` (§8.6.2).
+    /// Also `MPI_Ineighbor_alltoallw` (§8.7.2) and `MPI_Neighbor_alltoallw_init` (§8.8), merged at completion.
+    MPI_Neighbor_alltoallw, MPI_Ineighbor_alltoallw, MPI_Neighbor_alltoallw_init
+        => PMPI_Neighbor_alltoallw, PMPI_Ineighbor_alltoallw, PMPI_Neighbor_alltoallw_init
+        (sb: *const V, scs: Ints, sd: Aints, st: Types, rb: *mut V, rcs: Ints, rd: Aints,
+        rt: Types, comm: MPI_Comm)
         on comm as Shape::Neighbours;
 }
 
 // The large-count (`MPI_Count`, MPI-4.0 §6.1) bindings: the same shapes;
-// the extra exchange does not depend on the counts.
+// the extra exchange does not depend on the counts. `MPI_Barrier` has no
+// large-count form.
 
 type C = sys::MPI_Count;
 type Counts = *const sys::MPI_Count;
 
-blocking_collectives! {
+collectives! {
     /// `MPI_Bcast_c` (MPI-4.0 large counts): as `MPI_Bcast`.
-    MPI_Bcast_c => PMPI_Bcast_c(buf: *mut V, count: C, datatype: T, root: c_int, comm: MPI_Comm)
+    /// Also `MPI_Ibcast_c` and `MPI_Bcast_init_c`.
+    MPI_Bcast_c, MPI_Ibcast_c, MPI_Bcast_init_c
+        => PMPI_Bcast_c, PMPI_Ibcast_c, PMPI_Bcast_init_c
+        (buf: *mut V, count: C, datatype: T, root: c_int, comm: MPI_Comm)
         on comm as Shape::OneToN { root };
     /// `MPI_Gather_c` (MPI-4.0 large counts): as `MPI_Gather`.
-    MPI_Gather_c => PMPI_Gather_c(sb: *const V, sc: C, st: T, rb: *mut V, rc: C, rt: T,
-        root: c_int, comm: MPI_Comm)
+    /// Also `MPI_Igather_c` and `MPI_Gather_init_c`.
+    MPI_Gather_c, MPI_Igather_c, MPI_Gather_init_c
+        => PMPI_Gather_c, PMPI_Igather_c, PMPI_Gather_init_c
+        (sb: *const V, sc: C, st: T, rb: *mut V, rc: C, rt: T, root: c_int, comm: MPI_Comm)
         on comm as Shape::NToOne { root };
     /// `MPI_Gatherv_c` (MPI-4.0 large counts): as `MPI_Gatherv`.
-    MPI_Gatherv_c => PMPI_Gatherv_c(sb: *const V, sc: C, st: T, rb: *mut V, rcs: Counts,
-        displs: Aints, rt: T, root: c_int, comm: MPI_Comm)
+    /// Also `MPI_Igatherv_c` and `MPI_Gatherv_init_c`.
+    MPI_Gatherv_c, MPI_Igatherv_c, MPI_Gatherv_init_c
+        => PMPI_Gatherv_c, PMPI_Igatherv_c, PMPI_Gatherv_init_c
+        (sb: *const V, sc: C, st: T, rb: *mut V, rcs: Counts, displs: Aints, rt: T, root: c_int,
+        comm: MPI_Comm)
         on comm as Shape::NToOne { root };
     /// `MPI_Scatter_c` (MPI-4.0 large counts): as `MPI_Scatter`.
-    MPI_Scatter_c => PMPI_Scatter_c(sb: *const V, sc: C, st: T, rb: *mut V, rc: C, rt: T,
-        root: c_int, comm: MPI_Comm)
+    /// Also `MPI_Iscatter_c` and `MPI_Scatter_init_c`.
+    MPI_Scatter_c, MPI_Iscatter_c, MPI_Scatter_init_c
+        => PMPI_Scatter_c, PMPI_Iscatter_c, PMPI_Scatter_init_c
+        (sb: *const V, sc: C, st: T, rb: *mut V, rc: C, rt: T, root: c_int, comm: MPI_Comm)
         on comm as Shape::OneToN { root };
     /// `MPI_Scatterv_c` (MPI-4.0 large counts): as `MPI_Scatterv`.
-    MPI_Scatterv_c => PMPI_Scatterv_c(sb: *const V, scs: Counts, displs: Aints, st: T, rb: *mut V,
-        rc: C, rt: T, root: c_int, comm: MPI_Comm)
+    /// Also `MPI_Iscatterv_c` and `MPI_Scatterv_init_c`.
+    MPI_Scatterv_c, MPI_Iscatterv_c, MPI_Scatterv_init_c
+        => PMPI_Scatterv_c, PMPI_Iscatterv_c, PMPI_Scatterv_init_c
+        (sb: *const V, scs: Counts, displs: Aints, st: T, rb: *mut V, rc: C, rt: T, root: c_int,
+        comm: MPI_Comm)
         on comm as Shape::OneToN { root };
     /// `MPI_Allgather_c` (MPI-4.0 large counts): as `MPI_Allgather`.
-    MPI_Allgather_c => PMPI_Allgather_c(sb: *const V, sc: C, st: T, rb: *mut V, rc: C, rt: T,
-        comm: MPI_Comm)
+    /// Also `MPI_Iallgather_c` and `MPI_Allgather_init_c`.
+    MPI_Allgather_c, MPI_Iallgather_c, MPI_Allgather_init_c
+        => PMPI_Allgather_c, PMPI_Iallgather_c, PMPI_Allgather_init_c
+        (sb: *const V, sc: C, st: T, rb: *mut V, rc: C, rt: T, comm: MPI_Comm)
         on comm as Shape::NToN;
     /// `MPI_Allgatherv_c` (MPI-4.0 large counts): as `MPI_Allgatherv`.
-    MPI_Allgatherv_c => PMPI_Allgatherv_c(sb: *const V, sc: C, st: T, rb: *mut V, rcs: Counts,
-        displs: Aints, rt: T, comm: MPI_Comm)
+    /// Also `MPI_Iallgatherv_c` and `MPI_Allgatherv_init_c`.
+    MPI_Allgatherv_c, MPI_Iallgatherv_c, MPI_Allgatherv_init_c
+        => PMPI_Allgatherv_c, PMPI_Iallgatherv_c, PMPI_Allgatherv_init_c
+        (sb: *const V, sc: C, st: T, rb: *mut V, rcs: Counts, displs: Aints, rt: T,
+        comm: MPI_Comm)
         on comm as Shape::NToN;
     /// `MPI_Alltoall_c` (MPI-4.0 large counts): as `MPI_Alltoall`.
-    MPI_Alltoall_c => PMPI_Alltoall_c(sb: *const V, sc: C, st: T, rb: *mut V, rc: C, rt: T,
-        comm: MPI_Comm)
+    /// Also `MPI_Ialltoall_c` and `MPI_Alltoall_init_c`.
+    MPI_Alltoall_c, MPI_Ialltoall_c, MPI_Alltoall_init_c
+        => PMPI_Alltoall_c, PMPI_Ialltoall_c, PMPI_Alltoall_init_c
+        (sb: *const V, sc: C, st: T, rb: *mut V, rc: C, rt: T, comm: MPI_Comm)
         on comm as Shape::NToN;
     /// `MPI_Alltoallv_c` (MPI-4.0 large counts): as `MPI_Alltoallv`.
-    MPI_Alltoallv_c => PMPI_Alltoallv_c(sb: *const V, scs: Counts, sd: Aints, st: T, rb: *mut V,
-        rcs: Counts, rd: Aints, rt: T, comm: MPI_Comm)
+    /// Also `MPI_Ialltoallv_c` and `MPI_Alltoallv_init_c`.
+    MPI_Alltoallv_c, MPI_Ialltoallv_c, MPI_Alltoallv_init_c
+        => PMPI_Alltoallv_c, PMPI_Ialltoallv_c, PMPI_Alltoallv_init_c
+        (sb: *const V, scs: Counts, sd: Aints, st: T, rb: *mut V, rcs: Counts, rd: Aints, rt: T,
+        comm: MPI_Comm)
         on comm as Shape::NToN;
     /// `MPI_Alltoallw_c` (MPI-4.0 large counts): as `MPI_Alltoallw`.
-    MPI_Alltoallw_c => PMPI_Alltoallw_c(sb: *const V, scs: Counts, sd: Aints, st: Types,
-        rb: *mut V, rcs: Counts, rd: Aints, rt: Types, comm: MPI_Comm)
+    /// Also `MPI_Ialltoallw_c` and `MPI_Alltoallw_init_c`.
+    MPI_Alltoallw_c, MPI_Ialltoallw_c, MPI_Alltoallw_init_c
+        => PMPI_Alltoallw_c, PMPI_Ialltoallw_c, PMPI_Alltoallw_init_c
+        (sb: *const V, scs: Counts, sd: Aints, st: Types, rb: *mut V, rcs: Counts, rd: Aints,
+        rt: Types, comm: MPI_Comm)
         on comm as Shape::NToN;
     /// `MPI_Reduce_c` (MPI-4.0 large counts): as `MPI_Reduce`.
-    MPI_Reduce_c => PMPI_Reduce_c(sb: *const V, rb: *mut V, count: C, datatype: T, op: MPI_Op,
-        root: c_int, comm: MPI_Comm)
+    /// Also `MPI_Ireduce_c` and `MPI_Reduce_init_c`.
+    MPI_Reduce_c, MPI_Ireduce_c, MPI_Reduce_init_c
+        => PMPI_Reduce_c, PMPI_Ireduce_c, PMPI_Reduce_init_c
+        (sb: *const V, rb: *mut V, count: C, datatype: T, op: MPI_Op, root: c_int,
+        comm: MPI_Comm)
         on comm as Shape::NToOne { root };
     /// `MPI_Allreduce_c` (MPI-4.0 large counts): as `MPI_Allreduce`.
-    MPI_Allreduce_c => PMPI_Allreduce_c(sb: *const V, rb: *mut V, count: C, datatype: T,
-        op: MPI_Op, comm: MPI_Comm)
+    /// Also `MPI_Iallreduce_c` and `MPI_Allreduce_init_c`.
+    MPI_Allreduce_c, MPI_Iallreduce_c, MPI_Allreduce_init_c
+        => PMPI_Allreduce_c, PMPI_Iallreduce_c, PMPI_Allreduce_init_c
+        (sb: *const V, rb: *mut V, count: C, datatype: T, op: MPI_Op, comm: MPI_Comm)
         on comm as Shape::NToN;
     /// `MPI_Reduce_scatter_c` (MPI-4.0 large counts): as `MPI_Reduce_scatter`.
-    MPI_Reduce_scatter_c => PMPI_Reduce_scatter_c(sb: *const V, rb: *mut V, rcs: Counts,
-        datatype: T, op: MPI_Op, comm: MPI_Comm)
+    /// Also `MPI_Ireduce_scatter_c` and `MPI_Reduce_scatter_init_c`.
+    MPI_Reduce_scatter_c, MPI_Ireduce_scatter_c, MPI_Reduce_scatter_init_c
+        => PMPI_Reduce_scatter_c, PMPI_Ireduce_scatter_c, PMPI_Reduce_scatter_init_c
+        (sb: *const V, rb: *mut V, rcs: Counts, datatype: T, op: MPI_Op, comm: MPI_Comm)
         on comm as Shape::NToN;
     /// `MPI_Reduce_scatter_block_c` (MPI-4.0 large counts): as `MPI_Reduce_scatter_block`.
-    MPI_Reduce_scatter_block_c => PMPI_Reduce_scatter_block_c(sb: *const V, rb: *mut V, rc: C,
-        datatype: T, op: MPI_Op, comm: MPI_Comm)
+    /// Also `MPI_Ireduce_scatter_block_c` and `MPI_Reduce_scatter_block_init_c`.
+    MPI_Reduce_scatter_block_c, MPI_Ireduce_scatter_block_c, MPI_Reduce_scatter_block_init_c
+        => PMPI_Reduce_scatter_block_c, PMPI_Ireduce_scatter_block_c, PMPI_Reduce_scatter_block_init_c
+        (sb: *const V, rb: *mut V, rc: C, datatype: T, op: MPI_Op, comm: MPI_Comm)
         on comm as Shape::NToN;
     /// `MPI_Scan_c` (MPI-4.0 large counts): as `MPI_Scan`.
-    MPI_Scan_c => PMPI_Scan_c(sb: *const V, rb: *mut V, count: C, datatype: T, op: MPI_Op,
-        comm: MPI_Comm)
+    /// Also `MPI_Iscan_c` and `MPI_Scan_init_c`.
+    MPI_Scan_c, MPI_Iscan_c, MPI_Scan_init_c
+        => PMPI_Scan_c, PMPI_Iscan_c, PMPI_Scan_init_c
+        (sb: *const V, rb: *mut V, count: C, datatype: T, op: MPI_Op, comm: MPI_Comm)
         on comm as Shape::Prefix;
     /// `MPI_Exscan_c` (MPI-4.0 large counts): as `MPI_Exscan`.
-    MPI_Exscan_c => PMPI_Exscan_c(sb: *const V, rb: *mut V, count: C, datatype: T, op: MPI_Op,
-        comm: MPI_Comm)
+    /// Also `MPI_Iexscan_c` and `MPI_Exscan_init_c`.
+    MPI_Exscan_c, MPI_Iexscan_c, MPI_Exscan_init_c
+        => PMPI_Exscan_c, PMPI_Iexscan_c, PMPI_Exscan_init_c
+        (sb: *const V, rb: *mut V, count: C, datatype: T, op: MPI_Op, comm: MPI_Comm)
         on comm as Shape::Prefix;
     /// `MPI_Neighbor_allgather_c` (MPI-4.0 large counts): as `MPI_Neighbor_allgather`.
-    MPI_Neighbor_allgather_c => PMPI_Neighbor_allgather_c(sb: *const V, sc: C, st: T, rb: *mut V,
-        rc: C, rt: T, comm: MPI_Comm)
+    /// Also `MPI_Ineighbor_allgather_c` and `MPI_Neighbor_allgather_init_c`.
+    MPI_Neighbor_allgather_c, MPI_Ineighbor_allgather_c, MPI_Neighbor_allgather_init_c
+        => PMPI_Neighbor_allgather_c, PMPI_Ineighbor_allgather_c, PMPI_Neighbor_allgather_init_c
+        (sb: *const V, sc: C, st: T, rb: *mut V, rc: C, rt: T, comm: MPI_Comm)
         on comm as Shape::Neighbours;
     /// `MPI_Neighbor_allgatherv_c` (MPI-4.0 large counts): as `MPI_Neighbor_allgatherv`.
-    MPI_Neighbor_allgatherv_c => PMPI_Neighbor_allgatherv_c(sb: *const V, sc: C, st: T, rb: *mut V,
-        rcs: Counts, displs: Aints, rt: T, comm: MPI_Comm)
+    /// Also `MPI_Ineighbor_allgatherv_c` and `MPI_Neighbor_allgatherv_init_c`.
+    MPI_Neighbor_allgatherv_c, MPI_Ineighbor_allgatherv_c, MPI_Neighbor_allgatherv_init_c
+        => PMPI_Neighbor_allgatherv_c, PMPI_Ineighbor_allgatherv_c, PMPI_Neighbor_allgatherv_init_c
+        (sb: *const V, sc: C, st: T, rb: *mut V, rcs: Counts, displs: Aints, rt: T,
+        comm: MPI_Comm)
         on comm as Shape::Neighbours;
     /// `MPI_Neighbor_alltoall_c` (MPI-4.0 large counts): as `MPI_Neighbor_alltoall`.
-    MPI_Neighbor_alltoall_c => PMPI_Neighbor_alltoall_c(sb: *const V, sc: C, st: T, rb: *mut V,
-        rc: C, rt: T, comm: MPI_Comm)
+    /// Also `MPI_Ineighbor_alltoall_c` and `MPI_Neighbor_alltoall_init_c`.
+    MPI_Neighbor_alltoall_c, MPI_Ineighbor_alltoall_c, MPI_Neighbor_alltoall_init_c
+        => PMPI_Neighbor_alltoall_c, PMPI_Ineighbor_alltoall_c, PMPI_Neighbor_alltoall_init_c
+        (sb: *const V, sc: C, st: T, rb: *mut V, rc: C, rt: T, comm: MPI_Comm)
         on comm as Shape::Neighbours;
     /// `MPI_Neighbor_alltoallv_c` (MPI-4.0 large counts): as `MPI_Neighbor_alltoallv`.
-    MPI_Neighbor_alltoallv_c => PMPI_Neighbor_alltoallv_c(sb: *const V, scs: Counts, sd: Aints,
-        st: T, rb: *mut V, rcs: Counts, rd: Aints, rt: T, comm: MPI_Comm)
+    /// Also `MPI_Ineighbor_alltoallv_c` and `MPI_Neighbor_alltoallv_init_c`.
+    MPI_Neighbor_alltoallv_c, MPI_Ineighbor_alltoallv_c, MPI_Neighbor_alltoallv_init_c
+        => PMPI_Neighbor_alltoallv_c, PMPI_Ineighbor_alltoallv_c, PMPI_Neighbor_alltoallv_init_c
+        (sb: *const V, scs: Counts, sd: Aints, st: T, rb: *mut V, rcs: Counts, rd: Aints, rt: T,
+        comm: MPI_Comm)
         on comm as Shape::Neighbours;
     /// `MPI_Neighbor_alltoallw_c` (MPI-4.0 large counts): as `MPI_Neighbor_alltoallw`.
-    MPI_Neighbor_alltoallw_c => PMPI_Neighbor_alltoallw_c(sb: *const V, scs: Counts, sd: Aints,
-        st: Types, rb: *mut V, rcs: Counts, rd: Aints, rt: Types, comm: MPI_Comm)
-        on comm as Shape::Neighbours;
-}
-
-nonblocking_collectives! {
-    /// `MPI_Ibcast_c` (MPI-4.0 large counts): as `MPI_Ibcast`.
-    MPI_Ibcast_c => PMPI_Ibcast_c(buf: *mut V, count: C, datatype: T, root: c_int, comm: MPI_Comm)
-        on comm as Shape::OneToN { root };
-    /// `MPI_Igather_c` (MPI-4.0 large counts): as `MPI_Igather`.
-    MPI_Igather_c => PMPI_Igather_c(sb: *const V, sc: C, st: T, rb: *mut V, rc: C, rt: T,
-        root: c_int, comm: MPI_Comm)
-        on comm as Shape::NToOne { root };
-    /// `MPI_Igatherv_c` (MPI-4.0 large counts): as `MPI_Igatherv`.
-    MPI_Igatherv_c => PMPI_Igatherv_c(sb: *const V, sc: C, st: T, rb: *mut V, rcs: Counts,
-        displs: Aints, rt: T, root: c_int, comm: MPI_Comm)
-        on comm as Shape::NToOne { root };
-    /// `MPI_Iscatter_c` (MPI-4.0 large counts): as `MPI_Iscatter`.
-    MPI_Iscatter_c => PMPI_Iscatter_c(sb: *const V, sc: C, st: T, rb: *mut V, rc: C, rt: T,
-        root: c_int, comm: MPI_Comm)
-        on comm as Shape::OneToN { root };
-    /// `MPI_Iscatterv_c` (MPI-4.0 large counts): as `MPI_Iscatterv`.
-    MPI_Iscatterv_c => PMPI_Iscatterv_c(sb: *const V, scs: Counts, displs: Aints, st: T,
-        rb: *mut V, rc: C, rt: T, root: c_int, comm: MPI_Comm)
-        on comm as Shape::OneToN { root };
-    /// `MPI_Iallgather_c` (MPI-4.0 large counts): as `MPI_Iallgather`.
-    MPI_Iallgather_c => PMPI_Iallgather_c(sb: *const V, sc: C, st: T, rb: *mut V, rc: C, rt: T,
-        comm: MPI_Comm)
-        on comm as Shape::NToN;
-    /// `MPI_Iallgatherv_c` (MPI-4.0 large counts): as `MPI_Iallgatherv`.
-    MPI_Iallgatherv_c => PMPI_Iallgatherv_c(sb: *const V, sc: C, st: T, rb: *mut V, rcs: Counts,
-        displs: Aints, rt: T, comm: MPI_Comm)
-        on comm as Shape::NToN;
-    /// `MPI_Ialltoall_c` (MPI-4.0 large counts): as `MPI_Ialltoall`.
-    MPI_Ialltoall_c => PMPI_Ialltoall_c(sb: *const V, sc: C, st: T, rb: *mut V, rc: C, rt: T,
-        comm: MPI_Comm)
-        on comm as Shape::NToN;
-    /// `MPI_Ialltoallv_c` (MPI-4.0 large counts): as `MPI_Ialltoallv`.
-    MPI_Ialltoallv_c => PMPI_Ialltoallv_c(sb: *const V, scs: Counts, sd: Aints, st: T, rb: *mut V,
-        rcs: Counts, rd: Aints, rt: T, comm: MPI_Comm)
-        on comm as Shape::NToN;
-    /// `MPI_Ialltoallw_c` (MPI-4.0 large counts): as `MPI_Ialltoallw`.
-    MPI_Ialltoallw_c => PMPI_Ialltoallw_c(sb: *const V, scs: Counts, sd: Aints, st: Types,
-        rb: *mut V, rcs: Counts, rd: Aints, rt: Types, comm: MPI_Comm)
-        on comm as Shape::NToN;
-    /// `MPI_Ireduce_c` (MPI-4.0 large counts): as `MPI_Ireduce`.
-    MPI_Ireduce_c => PMPI_Ireduce_c(sb: *const V, rb: *mut V, count: C, datatype: T, op: MPI_Op,
-        root: c_int, comm: MPI_Comm)
-        on comm as Shape::NToOne { root };
-    /// `MPI_Iallreduce_c` (MPI-4.0 large counts): as `MPI_Iallreduce`.
-    MPI_Iallreduce_c => PMPI_Iallreduce_c(sb: *const V, rb: *mut V, count: C, datatype: T,
-        op: MPI_Op, comm: MPI_Comm)
-        on comm as Shape::NToN;
-    /// `MPI_Ireduce_scatter_c` (MPI-4.0 large counts): as `MPI_Ireduce_scatter`.
-    MPI_Ireduce_scatter_c => PMPI_Ireduce_scatter_c(sb: *const V, rb: *mut V, rcs: Counts,
-        datatype: T, op: MPI_Op, comm: MPI_Comm)
-        on comm as Shape::NToN;
-    /// `MPI_Ireduce_scatter_block_c` (MPI-4.0 large counts): as `MPI_Ireduce_scatter_block`.
-    MPI_Ireduce_scatter_block_c => PMPI_Ireduce_scatter_block_c(sb: *const V, rb: *mut V, rc: C,
-        datatype: T, op: MPI_Op, comm: MPI_Comm)
-        on comm as Shape::NToN;
-    /// `MPI_Iscan_c` (MPI-4.0 large counts): as `MPI_Iscan`.
-    MPI_Iscan_c => PMPI_Iscan_c(sb: *const V, rb: *mut V, count: C, datatype: T, op: MPI_Op,
-        comm: MPI_Comm)
-        on comm as Shape::Prefix;
-    /// `MPI_Iexscan_c` (MPI-4.0 large counts): as `MPI_Iexscan`.
-    MPI_Iexscan_c => PMPI_Iexscan_c(sb: *const V, rb: *mut V, count: C, datatype: T, op: MPI_Op,
-        comm: MPI_Comm)
-        on comm as Shape::Prefix;
-    /// `MPI_Ineighbor_allgather_c` (MPI-4.0 large counts): as `MPI_Ineighbor_allgather`.
-    MPI_Ineighbor_allgather_c => PMPI_Ineighbor_allgather_c(sb: *const V, sc: C, st: T, rb: *mut V,
-        rc: C, rt: T, comm: MPI_Comm)
-        on comm as Shape::Neighbours;
-    /// `MPI_Ineighbor_allgatherv_c` (MPI-4.0 large counts): as `MPI_Ineighbor_allgatherv`.
-    MPI_Ineighbor_allgatherv_c => PMPI_Ineighbor_allgatherv_c(sb: *const V, sc: C, st: T,
-        rb: *mut V, rcs: Counts, displs: Aints, rt: T, comm: MPI_Comm)
-        on comm as Shape::Neighbours;
-    /// `MPI_Ineighbor_alltoall_c` (MPI-4.0 large counts): as `MPI_Ineighbor_alltoall`.
-    MPI_Ineighbor_alltoall_c => PMPI_Ineighbor_alltoall_c(sb: *const V, sc: C, st: T, rb: *mut V,
-        rc: C, rt: T, comm: MPI_Comm)
-        on comm as Shape::Neighbours;
-    /// `MPI_Ineighbor_alltoallv_c` (MPI-4.0 large counts): as `MPI_Ineighbor_alltoallv`.
-    MPI_Ineighbor_alltoallv_c => PMPI_Ineighbor_alltoallv_c(sb: *const V, scs: Counts, sd: Aints,
-        st: T, rb: *mut V, rcs: Counts, rd: Aints, rt: T, comm: MPI_Comm)
-        on comm as Shape::Neighbours;
-    /// `MPI_Ineighbor_alltoallw_c` (MPI-4.0 large counts): as `MPI_Ineighbor_alltoallw`.
-    MPI_Ineighbor_alltoallw_c => PMPI_Ineighbor_alltoallw_c(sb: *const V, scs: Counts, sd: Aints,
-        st: Types, rb: *mut V, rcs: Counts, rd: Aints, rt: Types, comm: MPI_Comm)
+    /// Also `MPI_Ineighbor_alltoallw_c` and `MPI_Neighbor_alltoallw_init_c`.
+    MPI_Neighbor_alltoallw_c, MPI_Ineighbor_alltoallw_c, MPI_Neighbor_alltoallw_init_c
+        => PMPI_Neighbor_alltoallw_c, PMPI_Ineighbor_alltoallw_c, PMPI_Neighbor_alltoallw_init_c
+        (sb: *const V, scs: Counts, sd: Aints, st: Types, rb: *mut V, rcs: Counts, rd: Aints,
+        rt: Types, comm: MPI_Comm)
         on comm as Shape::Neighbours;
 }

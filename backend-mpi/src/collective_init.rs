@@ -1,7 +1,9 @@
 //! Persistent collectives (MPI-4.0 §6.13, §8.8): `MPI_Barrier_init` …
-//! `MPI_Neighbor_alltoallw_init` and their large-count `_c` forms, merged
-//! with the shapes of R6 (000 §4.3.3, 001 §3.3) at each completion, like
-//! their nonblocking twins (`collective`).
+//! `MPI_Neighbor_alltoallw_init` and their large-count `_c` forms (the
+//! exports are `collective`'s, a row for each collective's blocking,
+//! nonblocking and persistent bindings), merged with the shapes of R6
+//! (000 §4.3.3, 001 §3.3) at each completion, like their nonblocking
+//! twins.
 //!
 //! Right after the program's `*_init`, heisen binds its own extra exchange
 //! to a persistent request of its own (the matching `MPI_Bcast_init`,
@@ -31,15 +33,14 @@
 //! Collectives on intercommunicators are regions only, as their blocking
 //! forms.
 
-use core::ffi::{c_int, c_void as V};
+use core::ffi::c_int;
 use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use crate::collective::{self, Arrival, Buffers, Post, Shape, UNMERGED};
 use crate::private;
-use crate::region::{self, Named};
+use crate::region::Named;
 use crate::requests::{self, Completion, Entry, Kind};
-use crate::setup;
-use crate::sys::{self, MPI_Comm, MPI_Info, MPI_Op, MPI_Request, MPI_Status};
+use crate::sys::{self, MPI_Comm, MPI_Request, MPI_Status};
 
 /// Persistent collectives tracked at once (R12), each with a communicator
 /// of heisen's (one of the MPI's context ids).
@@ -153,249 +154,57 @@ pub unsafe fn init(
     request: *mut MPI_Request,
     call: impl FnOnce() -> c_int,
 ) -> c_int {
-    if setup::ensure().is_none() {
-        return call();
+    // SAFETY: the caller's contract.
+    unsafe {
+        collective::with_request(region, comm, request, false, call, |_, user| {
+            bind(comm, shape, user)
+        })
     }
-    region::call(region, || {
-        let rc = call();
-        if rc != sys::success() || request.is_null() || collective::is_inter(comm) {
-            UNMERGED.fetch_add(1, Ordering::Relaxed);
-            return rc;
+}
+
+/// Binds heisen's own exchange for the persistent collective the program
+/// just made on `comm` under `user` and files it, where every rank has
+/// room (else a region only, on every rank alike).
+fn bind(comm: MPI_Comm, shape: Shape, user: MPI_Request) {
+    let room = take_room();
+    // only a tracked one takes a context id of the MPI's
+    let own = match private::everywhere(comm, room) {
+        true if shape == Shape::Neighbours => private::topology_copy(comm),
+        true => private::private_copy(comm),
+        false => None,
+    };
+    let mut buffers = Box::new(Buffers::new(shape, &None, 0));
+    let mut extra = sys::request_null();
+    // SAFETY: the buffers are boxed and move into the entry (the box's
+    // contents do not move) until the request is freed; `own` is ours.
+    let bound = own.filter(|&c| unsafe {
+        buffers.exchange(shape, c, Post::Persistent(&mut extra)) == sys::success()
+    });
+    let Some(own) = bound else {
+        if let Some(mut c) = own {
+            // SAFETY: our own communicator, unused.
+            unsafe { sys::PMPI_Comm_free(&mut c) };
         }
-        let room = take_room();
-        // only a tracked one takes a context id of the MPI's
-        let own = match private::everywhere(comm, room) {
-            true if shape == Shape::Neighbours => private::topology_copy(comm),
-            true => private::private_copy(comm),
-            false => None,
-        };
-        let mut buffers = Box::new(Buffers::new(shape, &None, 0));
-        let mut extra = sys::request_null();
-        // SAFETY: the buffers are boxed and move into the entry (the box's
-        // contents do not move) until the request is freed; `own` is ours.
-        let bound = own.filter(|&c| unsafe {
-            buffers.exchange(shape, c, Post::Persistent(&mut extra)) == sys::success()
-        });
-        let Some(own) = bound else {
-            if let Some(mut c) = own {
-                // SAFETY: our own communicator, unused.
-                unsafe { sys::PMPI_Comm_free(&mut c) };
-            }
-            if room {
-                give_room();
-            }
-            UNTRACKED.fetch_add(1, Ordering::Relaxed);
-            UNMERGED.fetch_add(1, Ordering::Relaxed);
-            return rc;
-        };
-        TRACKED.fetch_add(1, Ordering::Relaxed);
-        let entry = Entry {
-            kind: Kind::Hook(Box::new(Persistent {
-                shape,
-                me: collective::my_rank(comm),
-                comm: own,
-                extra,
-                buffers,
-                active: None,
-            })),
-            persistent: true,
-            datatype: None,
-            staged: None,
-        };
-        // SAFETY: `call` succeeded, so it wrote the request.
-        let user = unsafe { *request };
-        requests::table().file_persistent(user, entry);
-        rc
-    })
-}
-
-// ----- the exports -----------------------------------------------------------
-//
-// One generic wrapper for the shape (STYLE.md, Caliper's `Wrapper.w`): each
-// export names its region, the communicator, the shape, and passes the
-// program's arguments unchanged to its `PMPI_` twin. The rows are the
-// nonblocking ones' (`collective`), with the `info` argument.
-
-macro_rules! persistent_collectives {
-    ($(
-        $(#[$doc:meta])*
-        $name:ident => $pmpi:ident ( $($arg:ident : $ty:ty),* $(,)? ) on $comm:ident as $shape:expr;
-    )*) => {$(
-        $(#[$doc])*
-        #[unsafe(no_mangle)]
-        pub unsafe extern "C" fn $name(
-            $($arg: $ty,)*
-            info: MPI_Info,
-            request: *mut MPI_Request,
-        ) -> c_int {
-            static REGION: Named = Named::new(stringify!($name));
-            // SAFETY: the program's arguments, passed on unchanged; the
-            // MPI writes `request` before `init` reads it.
-            unsafe { init(&REGION, $comm, $shape, request, || sys::$pmpi($($arg,)* info, request)) }
+        if room {
+            give_room();
         }
-    )*};
-}
-
-type Ints = *const c_int;
-type Types = *const sys::MPI_Datatype;
-type Aints = *const sys::MPI_Aint;
-type T = sys::MPI_Datatype;
-type C = sys::MPI_Count;
-type Counts = *const sys::MPI_Count;
-
-persistent_collectives! {
-    /// `MPI_Barrier_init` (MPI-4.0 §6.13): n-to-n, merged at each completion.
-    MPI_Barrier_init => PMPI_Barrier_init(comm: MPI_Comm) on comm as Shape::NToN;
-    /// `MPI_Bcast_init` (§6.13): 1-to-n.
-    MPI_Bcast_init => PMPI_Bcast_init(buf: *mut V, count: c_int, datatype: T, root: c_int, comm: MPI_Comm)
-        on comm as Shape::OneToN { root };
-    /// `MPI_Gather_init` (§6.13): n-to-1.
-    MPI_Gather_init => PMPI_Gather_init(sb: *const V, sc: c_int, st: T, rb: *mut V, rc: c_int, rt: T,
-        root: c_int, comm: MPI_Comm) on comm as Shape::NToOne { root };
-    /// `MPI_Gatherv_init` (§6.13): n-to-1.
-    MPI_Gatherv_init => PMPI_Gatherv_init(sb: *const V, sc: c_int, st: T, rb: *mut V, rcs: Ints,
-        displs: Ints, rt: T, root: c_int, comm: MPI_Comm) on comm as Shape::NToOne { root };
-    /// `MPI_Scatter_init` (§6.13): 1-to-n.
-    MPI_Scatter_init => PMPI_Scatter_init(sb: *const V, sc: c_int, st: T, rb: *mut V, rc: c_int, rt: T,
-        root: c_int, comm: MPI_Comm) on comm as Shape::OneToN { root };
-    /// `MPI_Scatterv_init` (§6.13): 1-to-n.
-    MPI_Scatterv_init => PMPI_Scatterv_init(sb: *const V, scs: Ints, displs: Ints, st: T, rb: *mut V,
-        rc: c_int, rt: T, root: c_int, comm: MPI_Comm) on comm as Shape::OneToN { root };
-    /// `MPI_Allgather_init` (§6.13): n-to-n.
-    MPI_Allgather_init => PMPI_Allgather_init(sb: *const V, sc: c_int, st: T, rb: *mut V, rc: c_int, rt: T,
-        comm: MPI_Comm) on comm as Shape::NToN;
-    /// `MPI_Allgatherv_init` (§6.13): n-to-n.
-    MPI_Allgatherv_init => PMPI_Allgatherv_init(sb: *const V, sc: c_int, st: T, rb: *mut V, rcs: Ints,
-        displs: Ints, rt: T, comm: MPI_Comm) on comm as Shape::NToN;
-    /// `MPI_Alltoall_init` (§6.13): n-to-n.
-    MPI_Alltoall_init => PMPI_Alltoall_init(sb: *const V, sc: c_int, st: T, rb: *mut V, rc: c_int, rt: T,
-        comm: MPI_Comm) on comm as Shape::NToN;
-    /// `MPI_Alltoallv_init` (§6.13): n-to-n.
-    MPI_Alltoallv_init => PMPI_Alltoallv_init(sb: *const V, scs: Ints, sd: Ints, st: T, rb: *mut V,
-        rcs: Ints, rd: Ints, rt: T, comm: MPI_Comm) on comm as Shape::NToN;
-    /// `MPI_Alltoallw_init` (§6.13): n-to-n.
-    MPI_Alltoallw_init => PMPI_Alltoallw_init(sb: *const V, scs: Ints, sd: Ints, st: Types, rb: *mut V,
-        rcs: Ints, rd: Ints, rt: Types, comm: MPI_Comm) on comm as Shape::NToN;
-    /// `MPI_Reduce_init` (§6.13): n-to-1.
-    MPI_Reduce_init => PMPI_Reduce_init(sb: *const V, rb: *mut V, count: c_int, datatype: T, op: MPI_Op,
-        root: c_int, comm: MPI_Comm) on comm as Shape::NToOne { root };
-    /// `MPI_Allreduce_init` (§6.13): n-to-n.
-    MPI_Allreduce_init => PMPI_Allreduce_init(sb: *const V, rb: *mut V, count: c_int, datatype: T,
-        op: MPI_Op, comm: MPI_Comm) on comm as Shape::NToN;
-    /// `MPI_Reduce_scatter_init` (§6.13): n-to-n.
-    MPI_Reduce_scatter_init => PMPI_Reduce_scatter_init(sb: *const V, rb: *mut V, rcs: Ints, datatype: T,
-        op: MPI_Op, comm: MPI_Comm) on comm as Shape::NToN;
-    /// `MPI_Reduce_scatter_block_init` (§6.13): n-to-n.
-    MPI_Reduce_scatter_block_init => PMPI_Reduce_scatter_block_init(sb: *const V, rb: *mut V, rc: c_int,
-        datatype: T, op: MPI_Op, comm: MPI_Comm) on comm as Shape::NToN;
-    /// `MPI_Scan_init` (§6.13): prefix.
-    MPI_Scan_init => PMPI_Scan_init(sb: *const V, rb: *mut V, count: c_int, datatype: T, op: MPI_Op,
-        comm: MPI_Comm) on comm as Shape::Prefix;
-    /// `MPI_Exscan_init` (§6.13): prefix.
-    MPI_Exscan_init => PMPI_Exscan_init(sb: *const V, rb: *mut V, count: c_int, datatype: T, op: MPI_Op,
-        comm: MPI_Comm) on comm as Shape::Prefix;
-    /// `MPI_Neighbor_allgather_init` (§8.8): neighbourhood.
-    MPI_Neighbor_allgather_init => PMPI_Neighbor_allgather_init(sb: *const V, sc: c_int, st: T,
-        rb: *mut V, rc: c_int, rt: T, comm: MPI_Comm) on comm as Shape::Neighbours;
-    /// `MPI_Neighbor_allgatherv_init` (§8.8).
-    MPI_Neighbor_allgatherv_init => PMPI_Neighbor_allgatherv_init(sb: *const V, sc: c_int, st: T,
-        rb: *mut V, rcs: Ints, displs: Ints, rt: T, comm: MPI_Comm) on comm as Shape::Neighbours;
-    /// `MPI_Neighbor_alltoall_init` (§8.8).
-    MPI_Neighbor_alltoall_init => PMPI_Neighbor_alltoall_init(sb: *const V, sc: c_int, st: T, rb: *mut V,
-        rc: c_int, rt: T, comm: MPI_Comm) on comm as Shape::Neighbours;
-    /// `MPI_Neighbor_alltoallv_init` (§8.8).
-    MPI_Neighbor_alltoallv_init => PMPI_Neighbor_alltoallv_init(sb: *const V, scs: Ints, sd: Ints, st: T,
-        rb: *mut V, rcs: Ints, rd: Ints, rt: T, comm: MPI_Comm) on comm as Shape::Neighbours;
-    /// `MPI_Neighbor_alltoallw_init` (§8.8).
-    MPI_Neighbor_alltoallw_init => PMPI_Neighbor_alltoallw_init(sb: *const V, scs: Ints, sd: Aints,
-        st: Types, rb: *mut V, rcs: Ints, rd: Aints, rt: Types, comm: MPI_Comm)
-        on comm as Shape::Neighbours;
-}
-
-// The large-count (`MPI_Count`, MPI-4.0 §6.1) bindings: the same shapes.
-
-persistent_collectives! {
-    /// `MPI_Bcast_init_c` (MPI-4.0 large counts): as `MPI_Bcast_init`.
-    MPI_Bcast_init_c => PMPI_Bcast_init_c(buf: *mut V, count: C, datatype: T, root: c_int, comm: MPI_Comm)
-        on comm as Shape::OneToN { root };
-    /// `MPI_Gather_init_c` (MPI-4.0 large counts): as `MPI_Gather_init`.
-    MPI_Gather_init_c => PMPI_Gather_init_c(sb: *const V, sc: C, st: T, rb: *mut V, rc: C, rt: T,
-        root: c_int, comm: MPI_Comm)
-        on comm as Shape::NToOne { root };
-    /// `MPI_Gatherv_init_c` (MPI-4.0 large counts): as `MPI_Gatherv_init`.
-    MPI_Gatherv_init_c => PMPI_Gatherv_init_c(sb: *const V, sc: C, st: T, rb: *mut V, rcs: Counts,
-        displs: Aints, rt: T, root: c_int, comm: MPI_Comm)
-        on comm as Shape::NToOne { root };
-    /// `MPI_Scatter_init_c` (MPI-4.0 large counts): as `MPI_Scatter_init`.
-    MPI_Scatter_init_c => PMPI_Scatter_init_c(sb: *const V, sc: C, st: T, rb: *mut V, rc: C, rt: T,
-        root: c_int, comm: MPI_Comm)
-        on comm as Shape::OneToN { root };
-    /// `MPI_Scatterv_init_c` (MPI-4.0 large counts): as `MPI_Scatterv_init`.
-    MPI_Scatterv_init_c => PMPI_Scatterv_init_c(sb: *const V, scs: Counts, displs: Aints, st: T,
-        rb: *mut V, rc: C, rt: T, root: c_int, comm: MPI_Comm)
-        on comm as Shape::OneToN { root };
-    /// `MPI_Allgather_init_c` (MPI-4.0 large counts): as `MPI_Allgather_init`.
-    MPI_Allgather_init_c => PMPI_Allgather_init_c(sb: *const V, sc: C, st: T, rb: *mut V, rc: C, rt: T,
-        comm: MPI_Comm)
-        on comm as Shape::NToN;
-    /// `MPI_Allgatherv_init_c` (MPI-4.0 large counts): as `MPI_Allgatherv_init`.
-    MPI_Allgatherv_init_c => PMPI_Allgatherv_init_c(sb: *const V, sc: C, st: T, rb: *mut V, rcs: Counts,
-        displs: Aints, rt: T, comm: MPI_Comm)
-        on comm as Shape::NToN;
-    /// `MPI_Alltoall_init_c` (MPI-4.0 large counts): as `MPI_Alltoall_init`.
-    MPI_Alltoall_init_c => PMPI_Alltoall_init_c(sb: *const V, sc: C, st: T, rb: *mut V, rc: C, rt: T,
-        comm: MPI_Comm)
-        on comm as Shape::NToN;
-    /// `MPI_Alltoallv_init_c` (MPI-4.0 large counts): as `MPI_Alltoallv_init`.
-    MPI_Alltoallv_init_c => PMPI_Alltoallv_init_c(sb: *const V, scs: Counts, sd: Aints, st: T, rb: *mut V,
-        rcs: Counts, rd: Aints, rt: T, comm: MPI_Comm)
-        on comm as Shape::NToN;
-    /// `MPI_Alltoallw_init_c` (MPI-4.0 large counts): as `MPI_Alltoallw_init`.
-    MPI_Alltoallw_init_c => PMPI_Alltoallw_init_c(sb: *const V, scs: Counts, sd: Aints, st: Types,
-        rb: *mut V, rcs: Counts, rd: Aints, rt: Types, comm: MPI_Comm)
-        on comm as Shape::NToN;
-    /// `MPI_Reduce_init_c` (MPI-4.0 large counts): as `MPI_Reduce_init`.
-    MPI_Reduce_init_c => PMPI_Reduce_init_c(sb: *const V, rb: *mut V, count: C, datatype: T, op: MPI_Op,
-        root: c_int, comm: MPI_Comm)
-        on comm as Shape::NToOne { root };
-    /// `MPI_Allreduce_init_c` (MPI-4.0 large counts): as `MPI_Allreduce_init`.
-    MPI_Allreduce_init_c => PMPI_Allreduce_init_c(sb: *const V, rb: *mut V, count: C, datatype: T,
-        op: MPI_Op, comm: MPI_Comm)
-        on comm as Shape::NToN;
-    /// `MPI_Reduce_scatter_init_c` (MPI-4.0 large counts): as `MPI_Reduce_scatter_init`.
-    MPI_Reduce_scatter_init_c => PMPI_Reduce_scatter_init_c(sb: *const V, rb: *mut V, rcs: Counts,
-        datatype: T, op: MPI_Op, comm: MPI_Comm)
-        on comm as Shape::NToN;
-    /// `MPI_Reduce_scatter_block_init_c` (MPI-4.0 large counts): as `MPI_Reduce_scatter_block_init`.
-    MPI_Reduce_scatter_block_init_c => PMPI_Reduce_scatter_block_init_c(sb: *const V, rb: *mut V, rc: C,
-        datatype: T, op: MPI_Op, comm: MPI_Comm)
-        on comm as Shape::NToN;
-    /// `MPI_Scan_init_c` (MPI-4.0 large counts): as `MPI_Scan_init`.
-    MPI_Scan_init_c => PMPI_Scan_init_c(sb: *const V, rb: *mut V, count: C, datatype: T, op: MPI_Op,
-        comm: MPI_Comm)
-        on comm as Shape::Prefix;
-    /// `MPI_Exscan_init_c` (MPI-4.0 large counts): as `MPI_Exscan_init`.
-    MPI_Exscan_init_c => PMPI_Exscan_init_c(sb: *const V, rb: *mut V, count: C, datatype: T, op: MPI_Op,
-        comm: MPI_Comm)
-        on comm as Shape::Prefix;
-    /// `MPI_Neighbor_allgather_init_c` (MPI-4.0 large counts): as `MPI_Neighbor_allgather_init`.
-    MPI_Neighbor_allgather_init_c => PMPI_Neighbor_allgather_init_c(sb: *const V, sc: C, st: T, rb: *mut V,
-        rc: C, rt: T, comm: MPI_Comm)
-        on comm as Shape::Neighbours;
-    /// `MPI_Neighbor_allgatherv_init_c` (MPI-4.0 large counts): as `MPI_Neighbor_allgatherv_init`.
-    MPI_Neighbor_allgatherv_init_c => PMPI_Neighbor_allgatherv_init_c(sb: *const V, sc: C, st: T,
-        rb: *mut V, rcs: Counts, displs: Aints, rt: T, comm: MPI_Comm)
-        on comm as Shape::Neighbours;
-    /// `MPI_Neighbor_alltoall_init_c` (MPI-4.0 large counts): as `MPI_Neighbor_alltoall_init`.
-    MPI_Neighbor_alltoall_init_c => PMPI_Neighbor_alltoall_init_c(sb: *const V, sc: C, st: T, rb: *mut V,
-        rc: C, rt: T, comm: MPI_Comm)
-        on comm as Shape::Neighbours;
-    /// `MPI_Neighbor_alltoallv_init_c` (MPI-4.0 large counts): as `MPI_Neighbor_alltoallv_init`.
-    MPI_Neighbor_alltoallv_init_c => PMPI_Neighbor_alltoallv_init_c(sb: *const V, scs: Counts, sd: Aints,
-        st: T, rb: *mut V, rcs: Counts, rd: Aints, rt: T, comm: MPI_Comm)
-        on comm as Shape::Neighbours;
-    /// `MPI_Neighbor_alltoallw_init_c` (MPI-4.0 large counts): as `MPI_Neighbor_alltoallw_init`.
-    MPI_Neighbor_alltoallw_init_c => PMPI_Neighbor_alltoallw_init_c(sb: *const V, scs: Counts, sd: Aints,
-        st: Types, rb: *mut V, rcs: Counts, rd: Aints, rt: Types, comm: MPI_Comm)
-        on comm as Shape::Neighbours;
+        UNTRACKED.fetch_add(1, Ordering::Relaxed);
+        UNMERGED.fetch_add(1, Ordering::Relaxed);
+        return;
+    };
+    TRACKED.fetch_add(1, Ordering::Relaxed);
+    let entry = Entry {
+        kind: Kind::Hook(Box::new(Persistent {
+            shape,
+            me: collective::my_rank(comm),
+            comm: own,
+            extra,
+            buffers,
+            active: None,
+        })),
+        persistent: true,
+        datatype: None,
+        staged: None,
+    };
+    requests::table().file_persistent(user, entry);
 }

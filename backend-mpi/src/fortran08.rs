@@ -336,7 +336,7 @@ f08! {
     /// `MPI_Ibarrier(comm, request)`.
     mpi_ibarrier_f08_ => collective::MPI_Ibarrier(comm: in MPI_Comm, request: out MPI_Request);
     /// `MPI_Barrier_init(comm, info, request)`.
-    mpi_barrier_init_f08_ => collective_init::MPI_Barrier_init(
+    mpi_barrier_init_f08_ => collective::MPI_Barrier_init(
         comm: in MPI_Comm,
         info: in MPI_Info,
         request: out MPI_Request,
