@@ -433,16 +433,18 @@ fn persistent_collectives_are_transparent_and_merged_at_each_completion_on_2_to_
                 "{what}: {persistent}"
             );
             assert_eq!(persistent["open"].as_u64(), Some(0), "{what}: {persistent}");
-            // three rounds of 18 and of 17, the 4 + 4 started once, the
-            // barrier 3 times: each start starts heisen's exchange, and
-            // each completion makes it
+            // three rounds (one beyond 2 ranks: coll_persistent.c says
+            // why) of 18 and of 17, the 4 + 4 started once, the barrier 3
+            // times: each start starts heisen's exchange, and each
+            // completion makes it
+            let starts = if ranks == 2 { 116 } else { 46 };
             assert_eq!(
                 persistent["starts"].as_u64(),
-                Some(116),
+                Some(starts),
                 "{what}: {persistent}"
             );
             let exchanges = coll["exchanges"].as_u64().expect("exchanges");
-            assert!(exchanges >= 116, "{what}: {coll}");
+            assert!(exchanges >= starts, "{what}: {coll}");
             // the barrier found rank 0's table full and was kept beyond
             // it, tracked: not an overflow
             let requests = &mpi(report)["requests"];
