@@ -195,6 +195,7 @@ unsafe extern "C" fn free_at_finalize(
     _extra: *mut c_void,
 ) -> c_int {
     let _ = guarded(|| {
+        requests::drop_persistent();
         complete_orphans();
         free_wire();
     });
@@ -682,6 +683,7 @@ fn orphan(extra: MPI_Request, buffers: Box<Buffers>) {
 /// exchange's datatype and operator (MPICH reports leaked handles on
 /// stderr otherwise, and nothing may be printed by default).
 pub fn at_finalize() {
+    requests::drop_persistent();
     complete_orphans();
     free_wire();
 }
@@ -698,9 +700,9 @@ fn complete_orphans() {
 /// What the wrappers of a nonblocking and a persistent collective share:
 /// runs `call`, which writes `*request`, as region `region`; where it
 /// succeeded on an intracommunicator, `file(arrival, request)` files
-/// heisen's part under the program's request. `arrival`: this rank's entry
-/// taken before `call` where `arrive_first` (a nonblocking collective's),
-/// else `None`.
+/// heisen's part under the program's request, and where it failed,
+/// `failed(rc)` runs. `arrival`: this rank's entry taken before `call`
+/// where `arrive_first` (a nonblocking collective's), else `None`.
 ///
 /// # Safety
 /// `request` is the program's request pointer, written by `call`.
@@ -711,6 +713,7 @@ pub(crate) unsafe fn with_request(
     arrive_first: bool,
     call: impl FnOnce() -> c_int,
     file: impl FnOnce(Arrival, MPI_Request),
+    failed: impl FnOnce(c_int),
 ) -> c_int {
     if setup::ensure().is_none() {
         return call();
@@ -718,7 +721,12 @@ pub(crate) unsafe fn with_request(
     region::call(region, || {
         let arrival = if arrive_first { arrive() } else { None };
         let rc = call();
-        if rc != sys::success() || request.is_null() || is_inter(comm) {
+        if rc != sys::success() {
+            UNMERGED.fetch_add(1, Ordering::Relaxed);
+            failed(rc);
+            return rc;
+        }
+        if request.is_null() || is_inter(comm) {
             UNMERGED.fetch_add(1, Ordering::Relaxed);
             return rc;
         }
@@ -742,7 +750,7 @@ pub unsafe fn nonblocking(
 ) -> c_int {
     // SAFETY: the caller's contract.
     unsafe {
-        with_request(region, comm, request, true, call, |arrival, user| {
+        let file = |arrival: Arrival, user| {
             let mut buffers = Box::new(Buffers::new(shape, &arrival, 0));
             let mut extra = sys::request_null();
             // SAFETY: the buffers are boxed and move into the pending entry
@@ -769,7 +777,8 @@ pub unsafe fn nonblocking(
                 ),
                 None => orphan(pending.extra, pending.buffers),
             }
-        })
+        };
+        with_request(region, comm, request, true, call, file, |_| {})
     }
 }
 

@@ -52,6 +52,7 @@ static HELD: AtomicUsize = AtomicUsize::new(0);
 static TRACKED: AtomicU64 = AtomicU64::new(0);
 static UNTRACKED: AtomicU64 = AtomicU64::new(0);
 static STARTS: AtomicU64 = AtomicU64::new(0);
+static COMPLETIONS: AtomicU64 = AtomicU64::new(0);
 
 /// Takes room for one more, if there is any.
 fn take_room() -> bool {
@@ -73,6 +74,7 @@ pub fn report_json() -> serde_json::Value {
         "untracked": UNTRACKED.load(Ordering::Relaxed),
         "open": HELD.load(Ordering::Relaxed),
         "starts": STARTS.load(Ordering::Relaxed),
+        "completions": COMPLETIONS.load(Ordering::Relaxed),
     })
 }
 
@@ -98,9 +100,11 @@ impl Completion for Persistent {
     fn started(&mut self) {
         let arrival: Arrival = collective::arrive();
         self.buffers.refill(self.shape, &arrival);
+        let before = crate::merge::now();
         // SAFETY: our own persistent request, inactive (the program's was,
         // or its start would have failed), bound to the boxed buffers.
         unsafe { sys::PMPI_Start(&mut self.extra) };
+        charge(before);
         self.active = Some(arrival.is_some());
         STARTS.fetch_add(1, Ordering::Relaxed);
     }
@@ -114,6 +118,7 @@ impl Completion for Persistent {
         // SAFETY: our own request, started with the program's on every
         // rank; the program's has completed here, so ours completes too.
         unsafe { sys::PMPI_Wait(&mut self.extra, sys::status_ignore()) };
+        COMPLETIONS.fetch_add(1, Ordering::Relaxed);
         if measured && !cancelled {
             let after = crate::merge::now().unwrap_or(end);
             self.buffers
@@ -154,21 +159,45 @@ pub unsafe fn init(
     request: *mut MPI_Request,
     call: impl FnOnce() -> c_int,
 ) -> c_int {
+    let bound = |_, user| bind(comm, shape, user);
+    // An initialisation that failed here may have succeeded on other ranks
+    // (MPICH checks some arguments on some ranks only): they are in
+    // `bind`'s agreement, so this rank takes part too, with no room,
+    // unless the communicator itself is what failed.
+    let failed = |rc| {
+        let mut class = 0;
+        // SAFETY: writes `class` only.
+        unsafe { sys::PMPI_Error_class(rc, &mut class) };
+        if class != sys::err_comm() && !collective::is_inter(comm) {
+            let before = crate::merge::now();
+            private::everywhere(comm, false);
+            charge(before);
+        }
+    };
     // SAFETY: the caller's contract.
-    unsafe {
-        collective::with_request(region, comm, request, false, call, |_, user| {
-            bind(comm, shape, user)
-        })
+    unsafe { collective::with_request(region, comm, request, false, call, bound, failed) }
+}
+
+/// Charges heisen's MPI calls since `before` to this thread as overhead
+/// (R1: a cost measured directly; without heisen they would not run).
+fn charge(before: Option<u64>) {
+    if let (Some(b), Some(now)) = (before, crate::merge::now()) {
+        let _ = crate::setup::guarded(|| {
+            heisen_shmem::with_current(|s| s.overhead(now.saturating_sub(b)))
+        });
     }
 }
 
 /// Binds heisen's own exchange for the persistent collective the program
 /// just made on `comm` under `user` and files it, where every rank has
-/// room (else a region only, on every rank alike).
+/// room (else a region only, on every rank alike). Its time is heisen's:
+/// the program's initialisation makes no collective call (R1).
 fn bind(comm: MPI_Comm, shape: Shape, user: MPI_Request) {
+    let before = crate::merge::now();
     let room = take_room();
     // only a tracked one takes a context id of the MPI's
-    let own = match private::everywhere(comm, room) {
+    let agreed = private::everywhere(comm, room);
+    let own = match agreed {
         true if shape == Shape::Neighbours => private::topology_copy(comm),
         true => private::private_copy(comm),
         false => None,
@@ -177,19 +206,30 @@ fn bind(comm: MPI_Comm, shape: Shape, user: MPI_Request) {
     let mut extra = sys::request_null();
     // SAFETY: the buffers are boxed and move into the entry (the box's
     // contents do not move) until the request is freed; `own` is ours.
-    let bound = own.filter(|&c| unsafe {
+    let made = own.filter(|&c| unsafe {
         buffers.exchange(shape, c, Post::Persistent(&mut extra)) == sys::success()
     });
-    let Some(own) = bound else {
-        if let Some(mut c) = own {
-            // SAFETY: our own communicator, unused.
-            unsafe { sys::PMPI_Comm_free(&mut c) };
+    // A step after the agreement may fail on one rank only (no memory
+    // left): then no rank keeps it. Asked only where all agreed, as every
+    // rank then is here (a rank whose initialisation failed agreed on no
+    // room and made one allreduce only).
+    let everywhere = agreed && private::everywhere(comm, made.is_some());
+    let Some(own) = made.filter(|_| everywhere) else {
+        // SAFETY: our own request and communicator, never started.
+        unsafe {
+            if extra != sys::request_null() {
+                sys::PMPI_Request_free(&mut extra);
+            }
+            if let Some(mut c) = own {
+                sys::PMPI_Comm_free(&mut c);
+            }
         }
         if room {
             give_room();
         }
         UNTRACKED.fetch_add(1, Ordering::Relaxed);
         UNMERGED.fetch_add(1, Ordering::Relaxed);
+        charge(before);
         return;
     };
     TRACKED.fetch_add(1, Ordering::Relaxed);
@@ -207,4 +247,5 @@ fn bind(comm: MPI_Comm, shape: Shape, user: MPI_Request) {
         staged: None,
     };
     requests::table().file_persistent(user, entry);
+    charge(before);
 }

@@ -264,7 +264,8 @@ struct Inner {
     /// Persistent collectives filed while the table was full: they must be
     /// tracked on every rank or on none, or a tracked rank's exchange would
     /// wait for ranks that never start theirs (`collective_init`), so they
-    /// are kept beyond the slots, as many as the program holds.
+    /// are kept beyond the slots: at most `collective_init::CAPACITY`,
+    /// room reserved at start (R12).
     beyond: Vec<(u64, Entry)>,
     beyond_peak: usize,
 }
@@ -309,7 +310,7 @@ pub fn table() -> &'static Table {
             unmeasured: heapless::index_set::FnvIndexSet::new(),
             unfixed: 0,
             reissued: 0,
-            beyond: Vec::new(),
+            beyond: Vec::with_capacity(crate::collective_init::CAPACITY),
             beyond_peak: 0,
         }),
         wires: (0..CAPACITY)
@@ -633,6 +634,42 @@ pub fn register(request: MPI_Request, completion: Box<dyn Completion>) -> bool {
     };
     t.insert(request, index, entry);
     true
+}
+
+/// At `MPI_Finalize`: lets go of the persistent collectives the program
+/// never freed (it may finalize with inactive persistent requests), each
+/// entry's drop freeing heisen's own request and communicator; they hold
+/// heisen's datatype and operator, which MPICH would otherwise report as
+/// leaked on stderr. Dropped after the table's lock is let go of.
+pub fn drop_persistent() {
+    let t = table();
+    let kept: Vec<Entry> = {
+        let mut inner = t.lock();
+        let keys: Vec<u64> = (0..BUCKETS)
+            .filter(|&b| {
+                let slot = inner.map.slots[b];
+                slot != NO_SLOT
+                    && matches!(
+                        inner.entries[usize::from(slot)],
+                        Some(Entry {
+                            kind: Kind::Hook(_),
+                            persistent: true,
+                            ..
+                        })
+                    )
+            })
+            .map(|b| inner.map.keys[b])
+            .collect();
+        let mut kept: Vec<Entry> = inner.beyond.drain(..).map(|(_, e)| e).collect();
+        for key in keys {
+            if let Some(index) = inner.map.remove(key) {
+                kept.extend(inner.entries[usize::from(index)].take());
+                let _ = inner.free.push(index);
+            }
+        }
+        kept
+    };
+    drop(kept);
 }
 
 /// Completes the orphaned requests that are done and frees their slots.

@@ -15,6 +15,7 @@ unsafe extern "C" {
     static HEISEN_MPI_ERR_TRUNCATE: c_int;
     static HEISEN_MPI_ERR_INTERN: c_int;
     static HEISEN_MPI_ERR_OTHER: c_int;
+    static HEISEN_MPI_ERR_COMM: c_int;
     static HEISEN_MPI_COMBINER_NAMED: c_int;
     static HEISEN_MPI_BSEND_OVERHEAD: c_int;
     static HEISEN_MPI_UNDEFINED: c_int;
@@ -26,6 +27,12 @@ unsafe extern "C" {
 #[inline]
 pub fn err_in_status() -> c_int {
     unsafe { HEISEN_MPI_ERR_IN_STATUS }
+}
+
+/// `MPI_ERR_COMM`: an invalid communicator.
+#[inline]
+pub fn err_comm() -> c_int {
+    unsafe { HEISEN_MPI_ERR_COMM }
 }
 
 /// `MPI_ERR_PENDING`: that request did not complete.

@@ -131,6 +131,14 @@ fn fortran_use_mpi_f08_procedures_that_call_pmpi_go_through_heisen() {
         assert_eq!(mpi["clock"]["aligned"], true, "rank {rank}");
         assert_eq!(mpi["requests"]["overflow"], 0);
         assert_eq!(mpi["requests"]["unfixed"], 0);
+        // the persistent barrier and allreduce, 3 starts each, each
+        // completed through heisen (MPI_Barrier_init's f08 binding calls
+        // PMPI_Barrier_init)
+        let persistent = &mpi["collectives"]["persistent"];
+        assert_eq!(persistent["tracked"], 2, "rank {rank}: {persistent}");
+        assert_eq!(persistent["starts"], 6, "rank {rank}: {persistent}");
+        assert_eq!(persistent["completions"], 6, "rank {rank}: {persistent}");
+        assert_eq!(persistent["open"], 0, "rank {rank}: {persistent}");
     }
 }
 

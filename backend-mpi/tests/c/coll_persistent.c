@@ -7,8 +7,7 @@
  * 2 ranks (the first only on more, see below) with new data each round,
  * their results checked:
  *
- *   round 0: MPI_Start and MPI_Wait one by one (after an MPI_Wait of each
- *            request while still inactive, which returns at once);
+ *   round 0: MPI_Start and MPI_Wait one by one;
  *   round 1: one MPI_Startall, one MPI_Waitall;
  *   round 2: MPI_Startall in two halves, MPI_Test of each in reverse order
  *            until done, then MPI_Request_get_status of the first (still
@@ -20,7 +19,8 @@
  * its second start on 3 ranks or more, a persistent scatterv alive beside
  * the others spoils their results on 4 ranks, and MPI_Testall, MPI_Waitany
  * and MPI_Waitsome over persistent collectives report requests done that
- * are not (or fail an assertion). Those four operations (ONCE) are made
+ * are not (or fail an assertion), and an MPI_Wait of a persistent
+ * collective never started does not return. Those four operations (ONCE) are made
  * separately with their data in place and started once; the rounds
  * complete with MPI_Wait, MPI_Waitall and MPI_Test. And with many
  * persistent collectives active at once on 4 ranks, even on communicators
@@ -35,8 +35,16 @@
  * before a persistent barrier is made on every rank: the barrier must
  * still merge on every rank (a rank that tracked it and one that did not
  * would leave heisen's exchange waiting), and heisen reports it as kept
- * beyond the table. Only rank 0 prints; the exit status is non-zero if a
- * check failed.
+ * beyond the table. Then a persistent gather whose initialisation fails
+ * on the root alone (a negative count, under MPI_ERRORS_RETURN: MPICH
+ * checks it there only) is freed on the others, and an allreduce on its
+ * communicator must still give every rank the sum (heisen's agreement at
+ * the initialisation must count the failed rank in). And a persistent
+ * allreduce is left for MPI_Finalize,
+ * run and never freed (a program may finalize with inactive persistent
+ * requests: heisen's own exchange for it must go too, or MPICH reports
+ * heisen's datatype leaked on stderr). Only rank 0 prints; the exit status
+ * is non-zero if a check failed.
  *
  *   mpicc -O1 coll_persistent.c -o coll_persistent && mpiexec -n 3 ./coll_persistent
  */
@@ -348,5 +356,27 @@ int main(int argc, char **argv) {
     rounds(1);
     MPI_Comm_free(&ring);
     beyond_the_table();
+    MPI_Comm failing;
+    must(MPI_Comm_dup(MPI_COMM_WORLD, &failing), "dup");
+    must(MPI_Comm_set_errhandler(failing, MPI_ERRORS_RETURN), "errhandler");
+    int in = rank + 1, got[MAXR], sum = 0;
+    MPI_Request half = MPI_REQUEST_NULL;
+    int rc = MPI_Gather_init(&in, 1, MPI_INT, got, rank == 0 ? -1 : 1, MPI_INT, 0, failing,
+                             MPI_INFO_NULL, &half);
+    CHECK((rank == 0) == (rc != MPI_SUCCESS));
+    if (rc == MPI_SUCCESS) must(MPI_Request_free(&half), "free half");
+    must(MPI_Allreduce(&in, &sum, 1, MPI_INT, MPI_SUM, failing), "allreduce after");
+    CHECK(sum == size * (size + 1) / 2);
+    result("failed on the root", sum);
+    MPI_Comm_free(&failing);
+    int one = 1, all = 0;
+    MPI_Request unfreed;
+    must(MPI_Allreduce_init(&one, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL,
+                            &unfreed),
+         "allreduce_init");
+    must(MPI_Start(&unfreed), "start unfreed");
+    must(MPI_Wait(&unfreed, MPI_STATUS_IGNORE), "wait unfreed");
+    CHECK(all == size);
+    result("left for finalize", all);
     return finish("coll_persistent");
 }
