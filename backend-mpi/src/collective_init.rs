@@ -13,9 +13,8 @@
 //! the same topology). The standard lets a program start its persistent
 //! collectives in any order, different on each rank (MPI-4.0 §6.13), so
 //! each request gets its own communicator: heisen's exchange for one can
-//! never match another's, and none meets the program's messages (MPICH
-//! 4.0.2 runs several persistent collectives alive on one communicator
-//! wrong on 3 ranks and more; docs/development.md). The initialisation
+//! never match another's, and none meets the program's messages. The
+//! initialisation
 //! calls are collective and ordered like blocking collectives (the
 //! standard calls them non-local), so heisen makes its own collective
 //! calls there: one allreduce on the program's communicator (every rank
