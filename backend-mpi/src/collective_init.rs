@@ -17,8 +17,9 @@
 //! initialisation
 //! calls are collective and ordered like blocking collectives (the
 //! standard calls them non-local), so heisen makes its own collective
-//! calls there: one allreduce on the program's communicator (every rank
-//! has room, R12) and the split. Each successful
+//! calls there: an allreduce on the program's communicator (every rank
+//! has room, R12), the split, and a second allreduce (every rank made its
+//! exchange). Each successful
 //! `MPI_Start`/`MPI_Startall` of the program's request takes this rank's
 //! record (R3) into the buffers and starts heisen's request; the
 //! completion (`Wait*`, `Test*`) completes it and merges what it brought
