@@ -333,15 +333,10 @@ impl Table {
     /// slot is released. `None` (counted) when the table is full.
     pub fn reserve(&self) -> Option<(u16, *mut u8)> {
         let mut inner = self.lock();
-        if inner.free.is_empty() && !inner.orphans.is_empty() {
-            sweep(&mut inner);
-        }
-        let Some(index) = inner.free.pop() else {
+        let Some(index) = inner.take_slot() else {
             inner.overflow += 1;
             return None;
         };
-        let used = CAPACITY - inner.free.len();
-        inner.peak = inner.peak.max(used);
         Some((index, self.wires[usize::from(index)].get().cast()))
     }
 
@@ -490,18 +485,10 @@ impl Table {
     /// where [`Table::take`] finds it like any other, with the index
     /// [`NO_SLOT`]. Not an overflow: it is tracked.
     pub fn file_persistent(&self, request: MPI_Request, entry: Entry) {
-        let mut inner = self.lock();
-        if inner.free.is_empty() && !inner.orphans.is_empty() {
-            sweep(&mut inner);
-        }
-        if let Some(index) = inner.free.pop() {
-            let used = CAPACITY - inner.free.len();
-            inner.peak = inner.peak.max(used);
-            drop(inner);
-            self.insert(request, index, entry);
-        } else {
-            drop(inner);
-            self.keep_beyond(request, entry);
+        let slot = self.lock().take_slot();
+        match slot {
+            Some(index) => self.insert(request, index, entry),
+            None => self.keep_beyond(request, entry),
         }
     }
 
@@ -565,6 +552,17 @@ impl Table {
 }
 
 impl Inner {
+    /// A free slot, after completing the kept requests that are done when
+    /// none is left; the peak of slots in use follows.
+    fn take_slot(&mut self) -> Option<u16> {
+        if self.free.is_empty() && !self.orphans.is_empty() {
+            sweep(self);
+        }
+        let index = self.free.pop()?;
+        self.peak = self.peak.max(CAPACITY - self.free.len());
+        Some(index)
+    }
+
     /// Puts staging buffer `index` back on its free list.
     fn give_stage(&mut self, index: u16) {
         let _ = if usize::from(index) < STAGES {
