@@ -200,20 +200,6 @@ fn window_synchronisation_neighbourhood_and_persistent_collectives_carry_delay_a
             "{how}: {call} compensated from {wait} ns to {compensated} ns; \
              the work was charged {charged} ns"
         );
-        // The working rank waited for nobody: where it makes the same
-        // call, compensation never makes it longer than measured (a cost
-        // charged between its entry and its exit would: R6's common exit;
-        // a first persistent version charged its start there, and the
-        // working rank's wait went from 0.03 ms to 3.2 ms).
-        let worked = report(&measured, works);
-        if region_names(&worked).iter().any(|n| n == call) {
-            let (measured_call, compensated_call) = times(works, call);
-            assert!(
-                compensated_call <= measured_call,
-                "{how}: the working rank's {call} compensated to {compensated_call} ns, \
-                 measured {measured_call} ns"
-            );
-        }
     }
 }
 
