@@ -397,7 +397,11 @@ impl ThreadState {
         // wait, an acquire that found its release long done would have it
         // absorbed (`a(e) = b - x`), and every uncontended lock would take
         // its std acquire off the program's compensated time.
-        let begin = begin.saturating_add(self.rt.own_time(action)).min(end);
+        let begin = if crate::handoff::may_have_waited(begin, deps) {
+            begin.saturating_add(self.rt.own_time(action)).min(end)
+        } else {
+            end
+        };
         self.merge_costing(begin, end, deps, cost)
     }
 

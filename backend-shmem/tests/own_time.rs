@@ -2,6 +2,8 @@
 //! R1's calibrated parts; `Runtime::own_time`): an acquire that found its
 //! release long done adds to the delay only what heisen's code cost, not
 //! std's acquire, which the uninstrumented program spends as well.
+//! And a merge whose dependencies were all released before it began did
+//! not wait at all (R5 with `w = 0`), however long it took.
 //! Through the thread state's `begin`/`end` as the wrappers call them, on
 //! an action of the test's own with costs it sets, so that the figures
 //! are exact.
@@ -18,14 +20,36 @@ fn runtime() -> &'static heisen_shmem::Runtime {
     heisen_shmem::runtime::init_with(config).unwrap_or_else(|e| e.0)
 }
 
-/// One merge of `action` with a record this thread released just before:
-/// the delay's growth over it, and the wait the kernel was given.
-fn merge(action: heisen_shmem::ActionId) -> (u64, u64) {
+/// One merge of `action` on a release of another thread, with a delay far
+/// larger than this thread's: a record taken at a clock read before the
+/// merge's begin when `released_before`, after it otherwise. The merge
+/// lasts at least `lasting` ns. Returns the delay's growth over the merge
+/// and the wait the kernel was given.
+fn merge_on(
+    action: heisen_shmem::ActionId,
+    released_before: bool,
+    model: u64,
+    lasting: u64,
+) -> (u64, u64) {
     with_current(|s| {
-        let record = s.peek();
+        // Another location's release, `2^40` ns more delayed than this
+        // one, at the same measured time as a `peek` now.
+        let other = |s: &heisen_shmem::ThreadState| {
+            let mut record = s.peek();
+            record.location = s.kernel().id() + 1;
+            record.delay += 1 << 40;
+            record.approximated -= 1 << 40;
+            record
+        };
+        let early = other(s);
         let before = s.kernel().delay();
         let begin = s.begin(action);
-        let merged = s.end(begin, &[Dependency::immediate(&record)], action);
+        let record = if released_before { early } else { other(s) };
+        while s.now() < begin + lasting {
+            core::hint::spin_loop();
+        }
+        let dependency = Dependency::message(&record, model, 0);
+        let merged = s.end(begin, &[dependency], action);
         (s.kernel().delay() - before, merged.wait)
     })
     .expect("the thread is measured")
@@ -44,12 +68,47 @@ fn the_plain_operation_inside_a_merge_is_not_a_wait() {
     );
     rt.set_own_time(action, u64::MAX / 4);
     for _ in 0..100 {
-        assert_eq!(merge(action), (7, 0), "no wait, only heisen's own cost");
+        assert_eq!(
+            merge_on(action, false, 0, 0),
+            (7, 0),
+            "no wait, only heisen's own cost"
+        );
     }
-    // Without it the merge's interval counts as a wait its long-done
-    // dependency makes unnecessary (R5: a(e) = b - x), on top.
+    // Without it the merge's interval counts as a wait, which the
+    // dependency, released in it and far more delayed, absorbs (R5, case
+    // m.1: `x' = min(x + w, x_j)`), on top.
     rt.set_own_time(action, 0);
-    let (grown, wait) = merge(action);
+    let (grown, wait) = merge_on(action, false, 0, 1_000);
+    assert!(wait >= 1_000, "{wait}");
+    assert_eq!(grown, 7 + wait);
+}
+
+/// A merge that began after the release it depends on did not wait for
+/// it: however long it took (a preemption, 12.7 ms once in an OpenMP
+/// ordered section's start), none of it is compensated, only heisen's
+/// own cost is (R5 with `w = 0`, as for a lock taken at once). Counted
+/// as a wait, `a(e) = max(b - x, a_j)` took all of it away.
+#[test]
+fn a_merge_that_began_after_its_release_did_not_wait() {
+    let rt = runtime();
+    let action = rt.action("test_late_acquire");
+    rt.set_cost(
+        action,
+        Cost {
+            whole: 7,
+            inside: 5,
+        },
+    );
+    rt.set_own_time(action, 0);
+    for lasting in [0, 1_000, 2_000_000] {
+        assert_eq!(merge_on(action, true, 0, lasting), (7, 0), "{lasting} ns");
+    }
+    // A dependency let go later than its record was taken (a join's,
+    // `LET_GO_LATER`) may have made the merge wait still: R5 bounds it by
+    // the transfer model, here the largest, `x' = min(x + w, x_j)`.
+    let later = heisen_shmem::handoff::LET_GO_LATER;
+    let (grown, wait) = merge_on(action, true, later, 1_000);
+    assert!(wait >= 1_000, "{wait}");
     assert_eq!(grown, 7 + wait);
 }
 

@@ -486,22 +486,34 @@ fn main_took_over_the_other_threads_delay(r: &Value, call: &str) {
     // covered (the other thread began them once main was asleep in it).
     // Not the other thread's whole overhead: that holds its registration,
     // which main's wait did not cover, and a preempted registration takes
-    // milliseconds.
+    // milliseconds. Less what the pairs were charged beyond their measured
+    // time, which the other thread's over-compensation record holds (R1: a
+    // calibration on a loaded machine may charge a pair more than it takes,
+    // 88 against 34 ns once): main's delay is at most its wait (R5:
+    // `x' = min(x + w, x_j)`), and its wait covered the pairs' measured time
+    // only (`wrlock`: 0.80 ms against 1.76 ms charged, 1.07 ms of it over).
     let (main_delay, main_overhead) = (n(0, "delay"), n(0, "overhead"));
     let other_overhead = n(1, "overhead");
+    let overcharged = -location(r, 1)["overcompensation"]["total"]
+        .as_i64()
+        .unwrap_or_else(|| panic!("{call}: over-compensation of location 1"));
     let pairs = 20_000 * i64::try_from(mutex_pair_charge(r)).expect("a cost in ns");
     assert!(
-        2 * (main_delay - main_overhead) >= pairs,
+        2 * (main_delay - main_overhead) >= pairs - overcharged,
         "{call}: main's delay {main_delay} ns (its own overhead \
          {main_overhead} ns) took over the other thread's pairs (charged \
-         {pairs} ns)"
+         {pairs} ns, {overcharged} ns of it beyond their measured time)"
     );
     // And no more: a delay is overhead removed, its own or taken over
     // (R4, R5). Before timed-out waits were the program's time, the
     // program's 1 ms timeouts before the hand-off gave main (and, through
     // its creation, the other thread) 4 ms of delay against 0.7 ms of
     // overhead in all; before a join's transfer was the thread's exit
-    // (`LET_GO_LATER`), up to 40 µs more (C11's `mtx`, 1 run in 4).
+    // (`LET_GO_LATER`), up to 40 µs more (C11's `mtx`, 1 run in 4); before
+    // a merge that began after its release merged as one that did not
+    // wait (`handoff::may_have_waited`), a preemption inside it (`ordered`:
+    // 12.7 ms in the other thread's next section start, 1 run in 3 with
+    // four programs at once on two cores).
     assert!(
         main_delay <= main_overhead + other_overhead,
         "{call}: main's delay {main_delay} ns is more than all the overhead \
