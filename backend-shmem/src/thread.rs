@@ -397,11 +397,7 @@ impl ThreadState {
         // wait, an acquire that found its release long done would have it
         // absorbed (`a(e) = b - x`), and every uncontended lock would take
         // its std acquire off the program's compensated time.
-        let begin = if crate::handoff::may_have_waited(begin, deps) {
-            begin.saturating_add(self.rt.own_time(action)).min(end)
-        } else {
-            end
-        };
+        let begin = begin.saturating_add(self.rt.own_time(action)).min(end);
         self.merge_costing(begin, end, deps, cost)
     }
 
@@ -527,6 +523,12 @@ impl ThreadState {
         cost: u64,
     ) -> Merged {
         self.refresh();
+        // R5 with `w = 0` where nothing made the merge wait (see there).
+        let begin = if crate::handoff::may_have_waited(begin, deps) {
+            begin
+        } else {
+            end
+        };
         let floor = self.kernel.last_measured();
         let (begin, end) = (begin.max(floor), end.max(floor));
         let end = end.max(begin);

@@ -567,7 +567,9 @@ uint64_t heisen_merge_begin(void);
 // (`heisen_merge_begin()`) until now on one dependency whose record is
 // `piggyback` (`len` bytes): unpacks it and merges it (R4, R5). `model`
 // and `copy` estimate the transfer (R5 case m.2) in ns; 0 and 0 mean an
-// immediate hand-over. `flags`: 0 or `HEISEN_MERGE_DELAY_ONLY`. Writes
+// immediate hand-over. A record released (plus `model`) before `begin`
+// did not make the thread wait: the time since `begin` stays the
+// program's. `flags`: 0 or `HEISEN_MERGE_DELAY_ONLY`. Writes
 // what it found into `*out` unless `out` is NULL. A bad record changes
 // nothing and returns why (`HEISEN_RESULT_PIGGYBACK_*`); a record of no
 // data changes nothing and succeeds (R3).

@@ -403,10 +403,26 @@ fn no_stderr(o: &Output) {
 /// report keeps whatever the program did.
 fn sane_locations(r: &Value) -> &Vec<Value> {
     let locations = r["locations"].as_array().expect("locations");
+    let n = |l: &Value, k: &str| l[k].as_i64().unwrap_or_else(|| panic!("{k} in {l}"));
+    // A delay is overhead removed, the location's own or taken over (R4,
+    // R5): never more than all the overhead charged, where every thread's
+    // is in the report. A preemption inside a merge that had not waited
+    // once made it 16 times that (`handoff::may_have_waited`).
+    let dropped = ["threads_dropped", "locations_dropped"]
+        .iter()
+        .any(|k| r["runtime"][k].as_u64() != Some(0));
+    let charged: i64 = locations.iter().map(|l| n(l, "overhead")).sum();
     for l in locations {
-        let n = |k: &str| l[k].as_i64().unwrap_or_else(|| panic!("{k} in {l}"));
-        assert!(n("measured_end") >= n("start"), "{l}");
-        assert_eq!(n("approximated_end"), n("measured_end") - n("delay"), "{l}");
+        assert!(n(l, "measured_end") >= n(l, "start"), "{l}");
+        assert_eq!(
+            n(l, "approximated_end"),
+            n(l, "measured_end") - n(l, "delay"),
+            "{l}"
+        );
+        assert!(
+            dropped || n(l, "delay") <= charged,
+            "a delay beyond all {charged} ns of overhead charged: {l}"
+        );
     }
     locations
 }
