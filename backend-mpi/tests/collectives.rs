@@ -6,6 +6,8 @@
 //! collectives' regions and merges, compensated never above measured).
 //! Also the extra exchange's record encoding and merge operator (R6).
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -212,6 +214,7 @@ fn reports(dir: &Path, ranks: u32) -> Reports {
         .map(|r| read(dir.join(format!("heisen.rank{r}.json"))))
         .collect();
     let run = dir.join("heisen.mpi.json");
+    common::delays_within_overhead(dir);
     Reports {
         ranks,
         run: run.exists().then(|| read(run)),
