@@ -523,7 +523,7 @@ impl ThreadState {
         cost: u64,
     ) -> Merged {
         self.refresh();
-        // R5 with `w = 0` where nothing made the merge wait (see there).
+        // R5 with `w = 0` where nothing made the merge wait (`handoff::may_have_waited`).
         let begin = if crate::handoff::may_have_waited(begin, deps) {
             begin
         } else {
