@@ -24,41 +24,6 @@ use crate::{PendingRecord, Record};
 /// thread's end record took the thread's exit for overhead.
 pub const LET_GO_LATER: u64 = i64::MAX as u64;
 
-/// Whether a merge that began at `begin` may have waited for `deps` (R5's
-/// `w`): some dependency carrying a delay became available after `begin`
-/// (its observed arrival, or its release plus its transfer model: at
-/// once for an immediate hand-off, never known for one let go later than
-/// its record, [`LET_GO_LATER`]), or has no comparable release time (R4,
-/// whose `min(x + w, x_j)` bounds the merge by its delay anyway).
-///
-/// Otherwise everything the merge depends on was there before it began,
-/// and it did not wait: it is R5's merge with `w = 0` at its end, as a
-/// lock taken at once is (`mutex::taken_at_once`), and what the call took
-/// is the program's time. Seed 001 gives such a receive its copy model
-/// instead (eq. 4, 8); in a real run the call's time beyond that model (a
-/// preemption) is not heisen's overhead. Counted as a wait, R5's
-/// `a(e) = max(b - x, a_j + l_j)` took the whole call away, however long:
-/// a thread preempted for 12.7 ms in an OpenMP ordered section's start
-/// whose turn had come 2 ms before got that as delay against 0.8 ms of
-/// overhead, and passed it on at the loop's barrier (1 run in 3 with four
-/// programs on two cores).
-pub fn may_have_waited(
-    begin: u64,
-    deps: &[heisen_core::Dependency<'_, { crate::SELECTED }>],
-) -> bool {
-    use heisen_core::Flags;
-    let at = |t: u64| i64::try_from(t).unwrap_or(i64::MAX);
-    deps.iter().any(|d| {
-        let p = d.piggyback;
-        let available = || match d.arrival {
-            Some(arrival) => at(arrival),
-            None => p.measured().saturating_add(at(d.model)),
-        };
-        p.flags.contains(Flags::DELAY)
-            && (!p.flags.contains(Flags::TIMESTAMP) || available() > at(begin))
-    })
-}
-
 /// The record of a lock's last release, guarded by the lock it belongs to.
 /// It is kept lazily ([`PendingRecord`]): the next acquire is most often
 /// the releasing thread's own, which merges nothing and reads only who

@@ -333,9 +333,9 @@ pub fn taken_at_once(
 /// takes back a lock it released itself (the uncontended case), its own
 /// earlier record can change nothing — its approximated release and its
 /// path are no later than the thread's present ones — so a record without
-/// path data stands for it: the merge has the same outcome (the wait is
-/// absorbed the same way, R5: `a(e) = b - x`) without the K-wide path
-/// merge (R7). Only in the timestamped form, where that holds as stated.
+/// path data stands for it: the merge has the same outcome (released
+/// before the acquire began, it did not make it wait: R5 with `w = 0`)
+/// without the K-wide path merge (R7). Only in the timestamped form, where that holds as stated.
 pub(crate) fn acquire_dependency<'a>(
     s: &crate::ThreadState,
     record: &'a crate::Record,

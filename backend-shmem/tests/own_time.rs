@@ -42,6 +42,9 @@ fn merge_on(
             record
         };
         let early = other(s);
+        while s.now() <= u64::try_from(early.measured()).expect("a time") {
+            core::hint::spin_loop(); // a release strictly before the begin
+        }
         let before = s.kernel().delay();
         let begin = s.begin(action);
         while !released_before && s.now() <= begin {

@@ -89,6 +89,47 @@ impl<'a, const K: usize> Dependency<'a, K> {
     }
 }
 
+/// Whether a merge that began at measured time `begin` may have waited for
+/// `deps` (R5's `w`): some dependency carrying a delay became available at
+/// or after `begin` (its observed arrival where the backend saw one,
+/// otherwise its release `t_j` plus its transfer model, at least the copy
+/// cost: at once for an immediate hand-off, never for a model of
+/// `u64::MAX`), or carries no comparable release time (R4, whose
+/// `min(x + w, x_j)` bounds the merge by its delay anyway). A merge none
+/// of whose dependencies carries a delay changes nothing (R3) and keeps
+/// its wait as measured: it may have waited too.
+///
+/// Otherwise everything the merge depends on was there before it began,
+/// and it did not wait: a backend of a real run merges it at its end
+/// (`w = 0`), so that what the call took stays the program's time. Seed
+/// 001 gives such a receive its modelled copy time (eq. 4, 8), which a
+/// simulated merge lasts; in a real run the call may have been preempted
+/// or copied a large message, which is not instrumentation. Counted as a
+/// wait, `a(e) = max(b - x, a_j + l_j)` takes the whole call away
+/// (`x' = x + w`). Ties count as waits, as in [`transfer`]'s case m.1.
+pub fn may_have_waited<const K: usize>(begin: u64, deps: &[Dependency<'_, K>]) -> bool {
+    let at = |t: u64| i64::try_from(t).unwrap_or(i64::MAX);
+    let mut informed = false;
+    for d in deps {
+        let p = d.piggyback;
+        if !p.flags.contains(Flags::DELAY) {
+            continue; // R3: no record, nothing to wait for in it
+        }
+        informed = true;
+        if !p.flags.contains(Flags::TIMESTAMP) {
+            return true; // R4: no comparable release time
+        }
+        let available = match d.arrival {
+            Some(arrival) => at(arrival),
+            None => p.measured().saturating_add(at(d.model.max(d.copy))),
+        };
+        if available >= at(begin) {
+            return true;
+        }
+    }
+    !informed
+}
+
 /// Whether a transfer time was measured or estimated (001 §3.2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]

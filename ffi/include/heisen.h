@@ -181,7 +181,9 @@ typedef struct heisen_queue heisen_queue;
 // What a merge found (R4, R5): the measured and compensated wait and the
 // approximated end with its bounds.
 typedef struct heisen_merge_result {
-  // Measured wait `w = e - b`, ns.
+  // Measured wait `w = e - b`, ns; 0 when every dependency was there
+  // (released, plus its model, or arrived) before `begin`: the merge
+  // did not wait (R5).
   uint64_t wait;
   // Compensated wait `w' = w + x - x'` (R4): 0 when the thread would not
   // have waited without measurement. May be negative; never clamped.
@@ -569,7 +571,8 @@ uint64_t heisen_merge_begin(void);
 // and `copy` estimate the transfer (R5 case m.2) in ns; 0 and 0 mean an
 // immediate hand-over. A record released (plus `model`) before `begin`
 // did not make the thread wait: the time since `begin` stays the
-// program's. `flags`: 0 or `HEISEN_MERGE_DELAY_ONLY`. Writes
+// program's (not with `HEISEN_MERGE_DELAY_ONLY`, whose records carry no
+// comparable time). `flags`: 0 or `HEISEN_MERGE_DELAY_ONLY`. Writes
 // what it found into `*out` unless `out` is NULL. A bad record changes
 // nothing and returns why (`HEISEN_RESULT_PIGGYBACK_*`); a record of no
 // data changes nothing and succeeds (R3).
@@ -587,7 +590,8 @@ heisen_result heisen_piggyback_merge(uint64_t begin,
 // A merge on `count` dependencies at once — a wait-all, a gather root, a
 // task waiting for several inputs (R4, R5, R6 n-to-1): as
 // `heisen_piggyback_merge`, with each dependency's own transfer estimate
-// and, where the program saw it, its arrival time. If any record is bad,
+// and, where the program saw it, its arrival time (which then stands
+// for its release plus its model in deciding whether the merge waited). If any record is bad,
 // nothing is merged and the first problem is returned. `deps` may be NULL
 // when `count` is 0 (the state is then unchanged).
 //

@@ -190,7 +190,7 @@ fn fortran_program_uses_the_module_with_plain_strings() {
     // The name went in with trailing blanks, which are not part of it.
     assert!(text.contains("region 0 is called \"solve\""), "{text}");
     assert!(text.contains("solve on the critical path: T"), "{text}");
-    assert!(text.contains("merge measured: T"), "{text}");
+    assert!(text.contains("merge did not wait: T"), "{text}");
     assert!(text.contains("calibrated: T"), "{text}");
     assert!(
         text.contains("exit of region 12345: 203 no region has this id or name"),
