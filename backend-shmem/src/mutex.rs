@@ -335,7 +335,8 @@ pub fn taken_at_once(
 /// path are no later than the thread's present ones — so a record without
 /// path data stands for it: the merge has the same outcome (released
 /// before the acquire began, it did not make it wait: R5 with `w = 0`)
-/// without the K-wide path merge (R7). Only in the timestamped form, where that holds as stated.
+/// without the K-wide path merge (R7). Only in the timestamped form,
+/// where that holds as stated.
 pub(crate) fn acquire_dependency<'a>(
     s: &crate::ThreadState,
     record: &'a crate::Record,

@@ -332,9 +332,10 @@ pub unsafe extern "C" fn heisen_piggyback_merge(
 /// task waiting for several inputs (R4, R5, R6 n-to-1): as
 /// `heisen_piggyback_merge`, with each dependency's own transfer estimate
 /// and, where the program saw it, its arrival time (which then stands
-/// for its release plus its model in deciding whether the merge waited). If any record is bad,
-/// nothing is merged and the first problem is returned. `deps` may be NULL
-/// when `count` is 0 (the state is then unchanged).
+/// for its release plus its model in deciding whether the merge waited).
+/// If any record is bad, nothing is merged and the first problem is
+/// returned. `deps` may be NULL when `count` is 0 (the state is then
+/// unchanged).
 ///
 /// # Safety
 /// `deps` is NULL or `count` readable `heisen_dependency`s whose buffers
