@@ -37,6 +37,7 @@ use core::ffi::c_int;
 use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use crate::collective::{self, Arrival, Buffers, Post, Shape, UNMERGED};
+use crate::merge;
 use crate::private;
 use crate::region::Named;
 use crate::requests::{self, Completion, Entry, Kind};
@@ -115,13 +116,13 @@ impl Completion for Persistent {
         let Some(measured) = self.active.take() else {
             return;
         };
-        let end = crate::merge::now().unwrap_or(begin);
+        let end = merge::now().unwrap_or(begin);
         // SAFETY: our own request, started with the program's on every
         // rank; the program's has completed here, so ours completes too.
         unsafe { sys::PMPI_Wait(&mut self.extra, sys::status_ignore()) };
         COMPLETIONS.fetch_add(1, Ordering::Relaxed);
         if measured && !cancelled {
-            let after = crate::merge::now().unwrap_or(end);
+            let after = merge::now().unwrap_or(end);
             self.buffers
                 .merge(self.shape, self.me, begin, end, after.saturating_sub(end));
         }
@@ -170,23 +171,13 @@ pub unsafe fn init(
         // SAFETY: writes `class` only.
         unsafe { sys::PMPI_Error_class(rc, &mut class) };
         if class != sys::err_comm() && !collective::is_inter(comm) {
-            let before = crate::merge::now();
+            let before = merge::now();
             private::everywhere(comm, false);
-            charge(before);
+            merge::charge_since(before);
         }
     };
     // SAFETY: the caller's contract.
     unsafe { collective::with_request(region, comm, request, false, call, bound, failed) }
-}
-
-/// Charges heisen's MPI calls since `before` to this thread as overhead
-/// (R1: a cost measured directly; without heisen they would not run).
-fn charge(before: Option<u64>) {
-    if let (Some(b), Some(now)) = (before, crate::merge::now()) {
-        let _ = crate::setup::guarded(|| {
-            heisen_shmem::with_current(|s| s.overhead(now.saturating_sub(b)))
-        });
-    }
 }
 
 /// Binds heisen's own exchange for the persistent collective the program
@@ -194,7 +185,7 @@ fn charge(before: Option<u64>) {
 /// room (else a region only, on every rank alike). Its time is heisen's:
 /// the program's initialisation makes no collective call (R1).
 fn bind(comm: MPI_Comm, shape: Shape, user: MPI_Request) {
-    let before = crate::merge::now();
+    let before = merge::now();
     let room = take_room();
     // only a tracked one takes a context id of the MPI's
     let agreed = private::everywhere(comm, room);
@@ -230,7 +221,7 @@ fn bind(comm: MPI_Comm, shape: Shape, user: MPI_Request) {
         }
         UNTRACKED.fetch_add(1, Ordering::Relaxed);
         UNMERGED.fetch_add(1, Ordering::Relaxed);
-        charge(before);
+        merge::charge_since(before);
         return;
     };
     TRACKED.fetch_add(1, Ordering::Relaxed);
@@ -248,5 +239,5 @@ fn bind(comm: MPI_Comm, shape: Shape, user: MPI_Request) {
         staged: None,
     };
     requests::table().file_persistent(user, entry);
-    charge(before);
+    merge::charge_since(before);
 }

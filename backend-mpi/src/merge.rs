@@ -65,6 +65,15 @@ pub fn now() -> Option<u64> {
     guarded(|| with_current(|s| s.now())).flatten()
 }
 
+/// Charges heisen's own work since `before` (a [`now`]) to the calling
+/// thread as overhead (R1: a cost measured directly; without heisen it
+/// would not run).
+pub fn charge_since(before: Option<u64>) {
+    if let (Some(b), Some(a)) = (before, now()) {
+        let _ = guarded(|| with_current(|s| s.overhead(a.saturating_sub(b))));
+    }
+}
+
 /// The messages one completion call received (no allocation up to four).
 pub type ReceivedList = SmallVec<[Received; 4]>;
 

@@ -441,9 +441,7 @@ pub unsafe extern "C" fn MPI_Win_free(win: *mut MPI_Win) -> c_int {
     // heisen's own work after the program's call (R1)
     let before = merge::now();
     release(w);
-    if let (Some(b), Some(a)) = (before, merge::now()) {
-        setup::guarded(|| heisen_shmem::with_current(|s| s.overhead(a.saturating_sub(b))));
-    }
+    merge::charge_since(before);
     rc
 }
 

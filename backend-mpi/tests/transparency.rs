@@ -85,7 +85,7 @@ fn check_reports(dir: &Path, ranks: u32) {
     let run = read("heisen.mpi.json");
     assert_eq!(run["mpi"]["ranks"], ranks);
     assert_eq!(run["locations"].as_array().map_or(0, Vec::len), total);
-    common::delays_within_overhead(dir);
+    common::delays_within_overhead(&run);
 }
 
 #[test]

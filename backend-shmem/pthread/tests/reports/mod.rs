@@ -59,10 +59,10 @@ pub(crate) fn mutex_pair_charge(r: &Value) -> u64 {
 /// thread's heavily instrumented work: the hand-off was merged (R8).
 pub(crate) fn main_took_over_the_other_threads_delay(r: &Value, call: &str) {
     assert_eq!(sane_locations(r).len(), 2, "{call}: {}", r["runtime"]);
-    let n = |id: i64, k: &str| {
-        location(r, id)[k]
-            .as_i64()
-            .unwrap_or_else(|| panic!("{call}: {k} of location {id}"))
+    let (main, other) = (location(r, 0), location(r, 1));
+    let n = |l: &Value, k: &str| {
+        l[k].as_i64()
+            .unwrap_or_else(|| panic!("{call}: {k} in {l}"))
     };
     // Without a merge main's delay is its own overhead exactly, which a
     // loaded machine may make larger (calls spin longer): the merge is
@@ -77,11 +77,9 @@ pub(crate) fn main_took_over_the_other_threads_delay(r: &Value, call: &str) {
     // 88 against 34 ns once): main's delay is at most its wait (R5:
     // `x' = min(x + w, x_j)`), and its wait covered the pairs' measured time
     // only (`wrlock`: 0.80 ms against 1.76 ms charged, 1.07 ms of it over).
-    let (main_delay, main_overhead) = (n(0, "delay"), n(0, "overhead"));
-    let other_overhead = n(1, "overhead");
-    let overcharged = -location(r, 1)["overcompensation"]["total"]
-        .as_i64()
-        .unwrap_or_else(|| panic!("{call}: over-compensation of location 1"));
+    let (main_delay, main_overhead) = (n(main, "delay"), n(main, "overhead"));
+    let other_overhead = n(other, "overhead");
+    let overcharged = -n(&other["overcompensation"], "total");
     let pairs = 20_000 * i64::try_from(mutex_pair_charge(r)).expect("a cost in ns");
     assert!(
         2 * (main_delay - main_overhead) >= pairs - overcharged,
