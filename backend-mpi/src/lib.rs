@@ -87,3 +87,7 @@ pub mod startup;
 pub mod status;
 pub mod sys;
 pub mod window;
+
+// Two threads in `exit` at once must not cut the report short
+// (`heisen_shmem::exit`).
+heisen_shmem::interpose_exit!();

@@ -29,6 +29,7 @@ pub mod clock;
 pub mod condvar;
 pub mod config;
 mod current;
+pub mod exit;
 pub use current::reentry;
 pub mod handoff;
 pub mod ids;

@@ -408,6 +408,8 @@ pub struct Runtime {
     /// (or the process is a forked child). One flag, so that a hot path
     /// tests one byte; set, never cleared.
     off: AtomicBool,
+    /// Who writes the report ([`Runtime::finish`]).
+    report_writer: crate::exit::Writer,
     /// Calls of instrumented functions made while a runtime call was under
     /// way on their thread, so unmeasured ([`Runtime::count_nested`]).
     nested: AtomicU64,
@@ -658,6 +660,7 @@ impl Runtime {
             backend: Mutex::new("shmem".to_owned()),
             report_name: Mutex::new(None),
             off: AtomicBool::new(config.disabled),
+            report_writer: crate::exit::Writer::new(),
             nested: AtomicU64::new(0),
             notes: Mutex::new(problems),
             pairs: Mutex::new(Vec::new()),
@@ -1069,8 +1072,20 @@ impl Runtime {
     /// Ends the calling thread's location and writes the report, once;
     /// later calls do nothing and return `None`. Errors are returned and
     /// noted for stderr. After this, nothing is measured.
+    ///
+    /// A call from another thread while the report is being written waits
+    /// until it is ([`Runtime::wait_for_report`]): an `exit` must not end
+    /// the process in the middle of it.
     pub fn finish(&self) -> Option<Result<PathBuf, String>> {
-        if self.config.disabled || self.off.swap(true, Ordering::AcqRel) {
+        if self.config.disabled {
+            return None;
+        }
+        let Some(_writing) = self.report_writer.claim() else {
+            self.wait_for_report();
+            return None;
+        };
+        if self.off.swap(true, Ordering::AcqRel) {
+            // A forked child: nothing to write.
             return None;
         }
         crate::thread::finish_current();
@@ -1084,6 +1099,13 @@ impl Runtime {
         }
         report::stderr_at_exit(self);
         Some(result)
+    }
+
+    /// Waits until the report is written by another thread of this
+    /// process ([`Runtime::finish`]; `exit`, for a thread that calls `exit`
+    /// while another is already in it), bounded (`exit::Writer::wait`).
+    pub fn wait_for_report(&self) {
+        self.report_writer.wait(|| self.off.load(Ordering::Acquire));
     }
 }
 
@@ -1126,6 +1148,9 @@ extern "C" fn in_forked_child() {
 extern "C" fn at_exit() {
     // A panic must not unwind into libc.
     let _ = std::panic::catch_unwind(|| {
+        // A thread that calls an interposed `exit` from now on waits for
+        // the report (`exit`).
+        crate::exit::entered();
         if let Some(rt) = existing() {
             rt.finish();
         }

@@ -44,6 +44,10 @@ use heisen_shmem::runtime::ActionId;
 
 use crate::table::Table;
 
+// Two threads in `exit` at once must not cut the report short
+// (`heisen_shmem::exit`).
+heisen_shmem::interpose_exit!();
+
 use crate::objects::{CondState, MutexState, RwState};
 use crate::threads::{BarrierState, EndState, SemState};
 

@@ -632,6 +632,34 @@ fn pthread_exit_from_main_ends_the_process_with_code_0_and_a_report() {
     assert_eq!(r["runtime"]["running_at_exit"], 0);
 }
 
+/// Five threads in `exit` at once: the report is whole every time
+/// (`heisen_shmem::exit`; before, another thread's `exit` ended the
+/// process while the report was being written, and it was empty or
+/// missing).
+#[test]
+fn threads_calling_exit_at_once_leave_a_whole_report() {
+    let d = dir("exit_together");
+    let exe = build_with("exit_paths.c", "cc", &[], &d);
+    for _ in 0..5 {
+        let out = d.join("out");
+        let _ = std::fs::remove_dir_all(&out);
+        let o = same_both_ways(&exe, &["together"], 5, &out);
+        no_stderr(&o);
+        let r = report(&out);
+        // The four threads that waited in `exit` are running at exit, or
+        // reported as they were between two of their calls.
+        let running = r["runtime"]["running_at_exit"]
+            .as_u64()
+            .expect("running_at_exit");
+        assert_eq!(
+            sane_locations(&r).len() as u64 + running,
+            5,
+            "{}",
+            r["runtime"]
+        );
+    }
+}
+
 #[test]
 fn a_forked_child_runs_unmeasured_and_only_the_parent_reports() {
     let d = dir("fork");

@@ -5,6 +5,9 @@
  *   main-exit    pthread_exit() from main; the last thread ends the process
  *   fork         fork() while threads use locks; the child creates its own
  *                threads and exits with its own code
+ *   together     five threads call exit() at the same moment (before glibc
+ *                2.41 each runs exit handlers, and the first done ends the
+ *                process, in the middle of the others')
  * Output and exit code must be identical with and without
  * LD_PRELOAD=libheisen_pthread.so. */
 #define _GNU_SOURCE
@@ -99,6 +102,12 @@ static void *child_worker(void *arg) {
     return (void *)s;
 }
 
+static void *exit_too(void *arg) {
+    worker(arg);
+    pthread_barrier_wait(&started);
+    exit(5);
+}
+
 static void *late(void *arg) {
     pthread_barrier_wait(&started);
     void *r = worker(arg);
@@ -172,6 +181,16 @@ int main(int argc, char **argv) {
         printf("parent: %ld\n", s);
         return 6;
     }
-    fprintf(stderr, "usage: exit_paths locked|atexit|main-exit|fork\n");
+    if (!strcmp(mode, "together")) {
+        pthread_barrier_init(&started, NULL, 5);
+        for (int i = 0; i < 4; i++)
+            pthread_create(&t, NULL, exit_too, (void *)1000);
+        worker((void *)1000);
+        printf("five threads exit at once\n");
+        fflush(stdout);
+        pthread_barrier_wait(&started);
+        exit(5);
+    }
+    fprintf(stderr, "usage: exit_paths locked|atexit|main-exit|fork|together\n");
     return 64;
 }
