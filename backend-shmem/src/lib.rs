@@ -116,7 +116,9 @@ pub fn select(names: &[&str]) -> Result<(), AlreadyRunning> {
 /// Writes the report now, ending the calling thread's location; later
 /// events are not measured. Returns the report's path, `None` when the
 /// runtime is disabled or the report was written already, or what went
-/// wrong. Without this call the report is written at exit.
+/// wrong. Without this call the report is written at exit. A call while
+/// another thread is writing the report returns once it is written (at
+/// most a minute: [`exit::WAIT_WRITE`]).
 pub fn finish() -> Option<Result<std::path::PathBuf, String>> {
     runtime().finish()
 }

@@ -1107,6 +1107,12 @@ impl Runtime {
     pub fn wait_for_report(&self) {
         self.report_writer.wait(|| self.off.load(Ordering::Acquire));
     }
+
+    /// Notes that the calling thread is in `exit` (`exit`): true when it
+    /// is the first thread of the process there (or was already).
+    pub fn enter_exit(&self) -> bool {
+        self.report_writer.entered()
+    }
 }
 
 /// Every calibrated cost of a runtime (R1), as one process hands them to
@@ -1148,10 +1154,10 @@ extern "C" fn in_forked_child() {
 extern "C" fn at_exit() {
     // A panic must not unwind into libc.
     let _ = std::panic::catch_unwind(|| {
-        // A thread that calls an interposed `exit` from now on waits for
-        // the report (`exit`).
-        crate::exit::entered();
         if let Some(rt) = existing() {
+            // A thread that calls an interposed `exit` from now on waits
+            // for the report (`exit`).
+            rt.enter_exit();
             rt.finish();
         }
     });

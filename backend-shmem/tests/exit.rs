@@ -1,6 +1,6 @@
 //! Threads that end the process at once (`heisen_shmem::exit`): a second
-//! `finish` returns only once the report is whole, and the first thread
-//! in `exit` is told apart from the others. One test: the runtime and the
+//! `finish`, and a second thread in `exit`, go on only once the report is
+//! whole, and the first thread in `exit` is told apart from the others. One test: the runtime and the
 //! `exit` marker are the process's.
 
 use std::path::{Path, PathBuf};
@@ -30,9 +30,9 @@ fn the_first_thread_in_exit_goes_on_and_a_second_finish_waits_for_the_report() {
 
     // The first thread in `exit`, again from one of its handlers, and
     // another thread meanwhile.
-    assert!(heisen_shmem::exit::entered());
-    assert!(heisen_shmem::exit::entered());
-    let other = std::thread::spawn(heisen_shmem::exit::entered);
+    assert!(rt.enter_exit());
+    assert!(rt.enter_exit());
+    let other = std::thread::spawn(move || rt.enter_exit());
     assert!(!other.join().expect("thread"));
     let me = heisen_shmem::exit::this_thread();
     assert!(heisen_shmem::exit::of_this_process(me));
@@ -55,6 +55,17 @@ fn the_first_thread_in_exit_goes_on_and_a_second_finish_waits_for_the_report() {
                 })
             })
             .collect();
+        // Another thread in `exit` once the writing has begun, as an
+        // interposed `exit` begins it: it goes on only once the report is
+        // whole (this thread was first in `exit`).
+        while !rt.is_finished() {
+            std::thread::yield_now();
+        }
+        let exiting = s.spawn(|| {
+            heisen_shmem::exit::before_exit();
+            whole_report(&out)
+        });
+        assert!(exiting.join().is_ok(), "a whole report when exit went on");
         handles
             .into_iter()
             .map(|h| h.join().expect("thread"))

@@ -507,8 +507,9 @@ heisen_result heisen_init(const struct heisen_config *config);
 // Ends the calling thread's location, writes the report and stops
 // measuring. Later calls that measure return `HEISEN_RESULT_FINALIZED`, a
 // second finalize too. Without this call the report is written at exit.
-// `HEISEN_RESULT_IO` if the report could not be written (the reason is
-// also printed to stderr).
+// A finalize while another thread is writing the report returns once it
+// is written (at most a minute). `HEISEN_RESULT_IO` if the report could
+// not be written (the reason is also printed to stderr).
 heisen_result heisen_finalize(void);
 
 // Names the report file inside the output directory (default

@@ -301,8 +301,9 @@ pub unsafe extern "C" fn heisen_init(config: *const heisen_config) -> heisen_res
 /// Ends the calling thread's location, writes the report and stops
 /// measuring. Later calls that measure return `HEISEN_RESULT_FINALIZED`, a
 /// second finalize too. Without this call the report is written at exit.
-/// `HEISEN_RESULT_IO` if the report could not be written (the reason is
-/// also printed to stderr).
+/// A finalize while another thread is writing the report returns once it
+/// is written (at most a minute). `HEISEN_RESULT_IO` if the report could
+/// not be written (the reason is also printed to stderr).
 #[unsafe(no_mangle)]
 pub extern "C" fn heisen_finalize() -> heisen_result {
     boundary(|| {

@@ -44,12 +44,12 @@ use heisen_shmem::runtime::ActionId;
 
 use crate::table::Table;
 
+use crate::objects::{CondState, MutexState, RwState};
+use crate::threads::{BarrierState, EndState, SemState};
+
 // Two threads in `exit` at once must not cut the report short
 // (`heisen_shmem::exit`).
 heisen_shmem::interpose_exit!();
-
-use crate::objects::{CondState, MutexState, RwState};
-use crate::threads::{BarrierState, EndState, SemState};
 
 /// The interposer's actions (R1), registered with the runtime.
 #[derive(Clone, Copy, Debug)]
