@@ -94,8 +94,9 @@ fn an_mpi_program_with_threads_runs_unchanged_under_the_pthread_interposer() {
 
 /// Five threads in `exit` at once (`heisen_shmem::exit`) leave a whole
 /// report every time: under both interposers, each defining `exit`, with
-/// no MPI call (each thread passes through both `exit`s before libc's,
-/// and they agree through the one runtime on who waits), and under the MPI
+/// no MPI call (each thread passes through both `exit`s before libc's;
+/// the MPI interposer's, which has not met the runtime, goes straight on
+/// and the thread interposer's waits), and under the MPI
 /// interposer alone with MPI initialised and never finalised (without its
 /// `exit`, 2 reports in 6 were empty).
 #[test]

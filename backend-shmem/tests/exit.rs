@@ -1,7 +1,7 @@
 //! Threads that end the process at once (`heisen_shmem::exit`): a second
 //! `finish`, and a second thread in `exit`, go on only once the report is
-//! whole, and the first thread in `exit` is told apart from the others. One test: the runtime and the
-//! `exit` marker are the process's.
+//! whole, and the first thread in `exit` is told apart from the others.
+//! One test: the runtime and the `exit` marker are the process's.
 
 use std::path::{Path, PathBuf};
 
