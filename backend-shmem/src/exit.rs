@@ -114,27 +114,15 @@ impl Writer {
     /// A thread that writes it already gets `None` too: its writing is
     /// not done.
     pub fn claim(&self) -> Option<Claim<'_>> {
-        let me = this_thread();
-        let mut seen = self.state.load(Ordering::Acquire);
-        loop {
-            if seen == WRITTEN || (seen != 0 && of_this_process(seen)) {
-                return None;
-            }
-            match self
-                .state
-                .compare_exchange(seen, me, Ordering::AcqRel, Ordering::Acquire)
-            {
-                Ok(_) => return Some(Claim(self)),
-                Err(now) => seen = now,
-            }
-        }
+        take(&self.state, this_thread()).ok().map(|()| Claim(self))
     }
 
     /// Notes that the calling thread is in `exit`. True when it is the
     /// first of its process (or was already), false when another thread
     /// was first.
     pub fn entered(&self) -> bool {
-        first_of_process(&self.exiting)
+        let me = this_thread();
+        take(&self.exiting, me).map_or_else(|held| held == me, |()| true)
     }
 
     /// Waits until the report is written by another thread of this
@@ -175,21 +163,17 @@ impl Writer {
     }
 }
 
-/// Makes the calling thread the one `cell` holds, if it holds none of this
-/// process (0, or a key a forked child's parent left). True when the
-/// calling thread holds it now or did.
-fn first_of_process(cell: &AtomicU64) -> bool {
-    let me = this_thread();
+/// Puts `me` ([`this_thread`]) into `cell` unless it holds [`WRITTEN`] or
+/// a key of this process (`me`'s own included); a key a forked child's
+/// parent left does not count. `Err` gives what it holds.
+fn take(cell: &AtomicU64, me: u64) -> Result<(), u64> {
     let mut seen = cell.load(Ordering::Acquire);
     loop {
-        if seen == me {
-            return true;
-        }
-        if seen != 0 && of_this_process(seen) {
-            return false;
+        if seen == WRITTEN || (seen != 0 && of_this_process(seen)) {
+            return Err(seen);
         }
         match cell.compare_exchange(seen, me, Ordering::AcqRel, Ordering::Acquire) {
-            Ok(_) => return true,
+            Ok(_) => return Ok(()),
             Err(now) => seen = now,
         }
     }
