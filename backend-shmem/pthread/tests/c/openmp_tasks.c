@@ -58,17 +58,6 @@ static int taskloops(long *vla_in, int n) {
     for (int i = 0; i < n; i++) vla[i] = vla_in[i];
     long plain = 0, many = 0, ull = 0, down = 0, last = -1, undeferred = 0, copied = 0, nested = 0,
          children = 0, nogroup = 0, strided = 0;
-    /* outside any parallel region (no team): every task undeferred, run
-     * in place on the data block libgomp was given (under heisen, its
-     * heap copy of the program's) */
-#pragma omp taskloop grainsize(1) reduction(+ : many)
-    for (int i = 0; i < 100000; i++) many += i & 7;
-    /* the same with a copy function: libgomp copies every task's data
-     * onto the stack at once (16,000 blocks), heisen's address of its
-     * header in each */
-    long copied_at_once = 0;
-#pragma omp taskloop firstprivate(vla) grainsize(1) reduction(+ : copied_at_once)
-    for (int i = 0; i < 16000; i++) copied_at_once += vla[i % n];
 #pragma omp parallel num_threads(3)
 #pragma omp single
     {
@@ -111,6 +100,23 @@ static int taskloops(long *vla_in, int n) {
         for (int i = 0; i < 12; i++)
             for (int k = 0; k < 7; k += 2) strided += i * k;
     }
+    /* outside any parallel region (no team): every task undeferred, run
+     * in place on the data block libgomp was given (under heisen, its
+     * heap copy of the program's). After the region, not before: a
+     * taskloop with a reduction outside any region leaves the thread in
+     * an "artificial" team of one (GCC 12's task.c), and then libgomp
+     * frees the next parallel region's team as soon as the region ends,
+     * while its other threads still read it (gomp_team_end takes the
+     * region for a nested one: a use after free without heisen too,
+     * valgrind shows it 7 runs in 8; a crash at exit once in CI). */
+#pragma omp taskloop grainsize(1) reduction(+ : many)
+    for (int i = 0; i < 100000; i++) many += i & 7;
+    /* the same with a copy function: libgomp copies every task's data
+     * onto the stack at once (16,000 blocks), heisen's address of its
+     * header in each */
+    long copied_at_once = 0;
+#pragma omp taskloop firstprivate(vla) grainsize(1) reduction(+ : copied_at_once)
+    for (int i = 0; i < 16000; i++) copied_at_once += vla[i % n];
     printf("taskloop plain %ld many %ld ull %ld down %ld last %ld undeferred %ld copied %ld nested %ld "
            "children %ld nogroup %ld strided %ld at once %ld\n",
            plain, many, ull, down, last, undeferred, copied, nested, children, nogroup, strided,
