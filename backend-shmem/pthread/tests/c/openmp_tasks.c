@@ -100,20 +100,18 @@ static int taskloops(long *vla_in, int n) {
         for (int i = 0; i < 12; i++)
             for (int k = 0; k < 7; k += 2) strided += i * k;
     }
-    /* outside any parallel region (no team): every task undeferred, run
-     * in place on the data block libgomp was given (under heisen, its
-     * heap copy of the program's). After the region, not before: a
-     * taskloop with a reduction outside any region leaves the thread in
-     * an "artificial" team of one (GCC 12's task.c), and then libgomp
-     * frees the next parallel region's team as soon as the region ends,
-     * while its other threads still read it (gomp_team_end takes the
-     * region for a nested one: a use after free without heisen too,
-     * valgrind shows it 7 runs in 8; a crash at exit once in CI). */
+    /* outside any parallel region: every task undeferred, run in place
+     * on the data block libgomp was given (under heisen, its heap copy
+     * of the program's). After the last region, not before: a taskloop
+     * with a reduction outside any region leaves the thread in an
+     * "artificial" team of one for good, and GCC 12's libgomp then frees
+     * every later region's team while its pool threads still read it
+     * (docs/development.md, "A crash at exit that was libgomp's"). */
 #pragma omp taskloop grainsize(1) reduction(+ : many)
     for (int i = 0; i < 100000; i++) many += i & 7;
-    /* the same with a copy function: libgomp copies every task's data
-     * onto the stack at once (16,000 blocks), heisen's address of its
-     * header in each */
+    /* the same (in that artificial team of one) with a copy function:
+     * libgomp copies every task's data onto the stack at once (16,000
+     * blocks), heisen's address of its header in each */
     long copied_at_once = 0;
 #pragma omp taskloop firstprivate(vla) grainsize(1) reduction(+ : copied_at_once)
     for (int i = 0; i < 16000; i++) copied_at_once += vla[i % n];
